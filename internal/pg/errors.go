@@ -1,0 +1,74 @@
+package pg
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Fields are the parts of a database error that are safe to show a client: PostgREST shows
+// code, message, details and hint, and so do we.
+type Fields struct {
+	Code    string
+	Message string
+	Details string
+	Hint    string
+}
+
+// ErrorFields extracts the client-safe parts of a PostgreSQL error, or false when err did not
+// come from the server (a network failure, a bug): those are logged and answered as 500 or 503.
+func ErrorFields(err error) (Fields, bool) {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return Fields{}, false
+	}
+	return Fields{Code: pe.Code, Message: pe.Message, Details: pe.Detail, Hint: pe.Hint}, true
+}
+
+// exactStatus and classStatus are PostgREST's SQLSTATE table: exact codes first, then the
+// two-character class; anything else is the client's fault (400).
+var exactStatus = map[string]int{
+	"23503": http.StatusConflict,            // foreign_key_violation
+	"23505": http.StatusConflict,            // unique_violation
+	"25006": http.StatusMethodNotAllowed,    // read_only_sql_transaction
+	"42883": http.StatusNotFound,            // undefined_function
+	"42P01": http.StatusNotFound,            // undefined_table
+	"42P17": http.StatusInternalServerError, // infinite_recursion (a broken policy)
+	"P0001": http.StatusBadRequest,          // raise_exception
+}
+
+var classStatus = map[string]int{
+	"08": http.StatusServiceUnavailable, "53": http.StatusServiceUnavailable,
+	"0L": http.StatusForbidden, "0P": http.StatusForbidden, "28": http.StatusForbidden,
+	"09": 500, "25": 500, "2D": 500, "38": 500, "39": 500, "3B": 500, "40": 500, "54": 500,
+	"55": 500, "57": 500, "58": 500, "F0": 500, "HV": 500, "P0": 500, "XX": 500,
+}
+
+// HTTPStatus maps a SQLSTATE to an HTTP status the way PostgREST does. anon says whether the
+// caller was anonymous: insufficient privilege is then 401 (sign in), otherwise 403. Our own
+// functions raise `PTnnn` to choose status nnn, as PostgREST allows.
+func HTTPStatus(code string, anon bool) int {
+	if len(code) == 5 && strings.HasPrefix(code, "PT") {
+		if n, err := strconv.Atoi(code[2:]); err == nil && n >= 100 && n <= 599 {
+			return n
+		}
+	}
+	if code == "42501" {
+		if anon {
+			return http.StatusUnauthorized
+		}
+		return http.StatusForbidden
+	}
+	if s, ok := exactStatus[code]; ok {
+		return s
+	}
+	if len(code) >= 2 {
+		if s, ok := classStatus[code[:2]]; ok {
+			return s
+		}
+	}
+	return http.StatusBadRequest
+}

@@ -1,0 +1,120 @@
+// Package pg owns the connection pool, the schema migrations, running a transaction as a caller
+// (role + JWT claims, as PostgREST and Supabase do), and the one mapping from SQLSTATEs to HTTP.
+//
+// Every public surface reaches the database through WithCaller, so row-level security decides
+// what each request may see and change. It must not import any other masthead package.
+package pg
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Roles the service switches into. The login role (`authenticator`) holds no privileges itself.
+const (
+	RoleAnon          = "anon"
+	RoleAuthenticated = "authenticated"
+	RoleAuth          = "masthead_auth"      // the identity service: reads auth.* only
+	RoleScheduler     = "masthead_scheduler" // the scheduler loop: may run app.publish_due()
+	LoginRole         = "authenticator"
+)
+
+// Caller is who a transaction runs as.
+type Caller struct {
+	// Role is the database role to switch into; it must be one of the Role constants.
+	Role string
+	// Claims is the JSON object published as request.jwt.claims; nil means none.
+	Claims json.RawMessage
+	// Settings are further transaction-local settings, such as request.method for REST.
+	Settings map[string]string
+}
+
+// Anon is the caller holding only the publishable key.
+var Anon = Caller{Role: RoleAnon, Claims: json.RawMessage(`{"role":"anon"}`)}
+
+// UserCaller builds the caller for a signed-in user from their verified claims.
+func UserCaller(claims json.RawMessage) Caller {
+	return Caller{Role: RoleAuthenticated, Claims: claims}
+}
+
+// Open connects a pool. The URL should name the login role, never a superuser, so that no
+// request can bypass row-level security.
+func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("pg: parse database url: %w", err)
+	}
+	if cfg.MaxConns < 8 {
+		cfg.MaxConns = 8
+	}
+	cfg.MaxConnIdleTime = 5 * time.Minute
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pg: connect: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("pg: ping: %w", err)
+	}
+	return pool, nil
+}
+
+// setupSQL switches role and publishes the claims in one statement. Both settings are local to
+// the transaction, so nothing leaks to the next user of the pooled connection.
+const setupSQL = `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true)`
+
+// WithCaller runs fn in one transaction as c. The transaction commits when fn returns nil and
+// rolls back otherwise, so a multi-step write is all or nothing.
+func WithCaller(ctx context.Context, pool *pgxpool.Pool, c Caller, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
+	if !knownRole(c.Role) {
+		return fmt.Errorf("pg: refusing unknown role %q", c.Role)
+	}
+	return pgx.BeginTxFunc(ctx, pool, opts, func(tx pgx.Tx) error {
+		if err := Setup(ctx, tx, c); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+}
+
+// Setup applies c to an open transaction.
+func Setup(ctx context.Context, tx pgx.Tx, c Caller) error {
+	claims := string(c.Claims)
+	if claims == "" {
+		claims = "{}"
+	}
+	if _, err := tx.Exec(ctx, setupSQL, c.Role, claims); err != nil {
+		return fmt.Errorf("pg: set caller: %w", err)
+	}
+	for k, v := range c.Settings {
+		if _, err := tx.Exec(ctx, `select set_config($1, $2, true)`, k, v); err != nil {
+			return fmt.Errorf("pg: set %s: %w", k, err)
+		}
+	}
+	return nil
+}
+
+func knownRole(r string) bool {
+	switch r {
+	case RoleAnon, RoleAuthenticated, RoleAuth, RoleScheduler:
+		return true
+	}
+	return false
+}
+
+// ReadOnly is the transaction mode for GET and HEAD.
+var ReadOnly = pgx.TxOptions{AccessMode: pgx.ReadOnly}
+
+// ReadWrite is the default transaction mode.
+var ReadWrite = pgx.TxOptions{}
+
+// IsNoRows reports whether err means a query found no row.
+func IsNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
