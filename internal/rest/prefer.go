@@ -1,0 +1,111 @@
+package rest
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// Prefer holds the Prefer header preferences PostgREST honours. Unknown or
+// repeated preferences are ignored (PostgREST's default "lenient"
+// handling); Applied lists what was honoured, for Preference-Applied.
+type Prefer struct {
+	Return     string // minimal, representation, headers-only; "" = default
+	Count      string // exact, planned, estimated
+	Resolution string // merge-duplicates, ignore-duplicates
+	Missing    string // default
+	Applied    []string
+}
+
+var preferValues = map[string][]string{
+	"return":     {"minimal", "representation", "headers-only"},
+	"count":      {"exact", "planned", "estimated"},
+	"resolution": {"merge-duplicates", "ignore-duplicates"},
+	"missing":    {"default", "null"},
+}
+
+// ParsePrefer reads every Prefer header value (comma-separated lists).
+func ParsePrefer(h http.Header) Prefer {
+	var p Prefer
+	for _, line := range h.Values("Prefer") {
+		for _, item := range strings.Split(line, ",") {
+			k, v, _ := strings.Cut(strings.TrimSpace(item), "=")
+			k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+			if !validPrefer(k, v) {
+				continue
+			}
+			dst := p.field(k)
+			if *dst != "" {
+				continue
+			}
+			*dst = v
+		}
+	}
+	return p
+}
+
+func validPrefer(k, v string) bool {
+	for _, ok := range preferValues[k] {
+		if v == ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Prefer) field(k string) *string {
+	switch k {
+	case "return":
+		return &p.Return
+	case "count":
+		return &p.Count
+	case "resolution":
+		return &p.Resolution
+	default:
+		return &p.Missing
+	}
+}
+
+// Apply records a preference as honoured, for the Preference-Applied
+// header.
+func (p *Prefer) Apply(k, v string) {
+	p.Applied = append(p.Applied, k+"="+v)
+}
+
+// RangeHeader is a parsed Range: items=first-last request header.
+type RangeHeader struct {
+	Offset   int64
+	Limit    int64
+	HasLimit bool
+}
+
+// ParseRange reads the Range header. A header that does not parse is
+// ignored, as PostgREST does; first > last is a 416 (PGRST103).
+func ParseRange(h http.Header) (RangeHeader, bool, error) {
+	v := strings.TrimSpace(h.Get("Range"))
+	if v == "" {
+		return RangeHeader{}, false, nil
+	}
+	v = strings.TrimPrefix(v, "items=")
+	a, b, ok := strings.Cut(v, "-")
+	if !ok {
+		return RangeHeader{}, false, nil
+	}
+	first, err := strconv.ParseInt(a, 10, 64)
+	if err != nil || first < 0 {
+		return RangeHeader{}, false, nil
+	}
+	r := RangeHeader{Offset: first}
+	if b != "" {
+		last, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || last < 0 {
+			return RangeHeader{}, false, nil
+		}
+		if last < first {
+			return RangeHeader{}, false, &Error{Status: http.StatusRequestedRangeNotSatisfiable, Code: "PGRST103",
+				Message: "Requested range not satisfiable", Details: "The lower boundary must be lower than or equal to the upper boundary"}
+		}
+		r.Limit, r.HasLimit = last-first+1, true
+	}
+	return r, true, nil
+}

@@ -1,0 +1,148 @@
+package rest
+
+import "strconv"
+
+// ParseSelect parses select=: comma-separated columns (*, alias:col,
+// col::type, col->json->>path) and embeds alias:rel!hint!inner(items),
+// nested up to maxDepth levels.
+func ParseSelect(src string) ([]SelectItem, error) {
+	items, err := parseSelect(src)
+	if err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+func parseSelect(src string) ([]SelectItem, *Error) {
+	s := newScanner("failed to parse select parameter", src)
+	items, err := selectForest(s, 0)
+	if err != nil {
+		return nil, err
+	}
+	if !s.eof() {
+		return nil, s.fail(`","`, "end of input")
+	}
+	return items, nil
+}
+
+// selectForest reads item(,item)*; an empty list is allowed, as in
+// PostgREST, where select= and rel() mean "no columns".
+func selectForest(s *scanner, depth int) ([]SelectItem, *Error) {
+	if depth > maxDepth {
+		return nil, s.failf("embedding nested deeper than " + strconv.Itoa(maxDepth) + " levels")
+	}
+	s.skipWS()
+	if s.eof() || s.peek() == ')' {
+		return nil, nil
+	}
+	var items []SelectItem
+	for {
+		if err := s.spend(); err != nil {
+			return nil, err
+		}
+		it, err := selectItem(s, depth)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, it)
+		s.skipWS()
+		if !s.accept(",") {
+			return items, nil
+		}
+	}
+}
+
+func selectItem(s *scanner, depth int) (SelectItem, *Error) {
+	s.skipWS()
+	start := s.pos
+	if it, ok, err := selectEmbed(s, depth); err != nil || ok {
+		return it, err
+	}
+	s.pos = start
+	if s.accept("*") {
+		s.skipWS()
+		if !selectEnd(s) {
+			return SelectItem{}, s.fail(`")"`, `","`, "end of input")
+		}
+		return SelectItem{Star: true}, nil
+	}
+	alias := selectAlias(s)
+	f, err := s.field()
+	if err != nil {
+		return SelectItem{}, err
+	}
+	it := SelectItem{Alias: alias, Field: f}
+	if s.accept("::") {
+		cast, ok := s.identifier()
+		if !ok {
+			return SelectItem{}, s.fail("letter or digit")
+		}
+		it.Cast = cast
+		s.skipWS()
+	}
+	if !selectEnd(s) {
+		return SelectItem{}, s.fail("letter", "digit", `"-"`, `"->>"`, `"->"`, `"::"`, `")"`, `","`, "end of input")
+	}
+	return it, nil
+}
+
+func selectEnd(s *scanner) bool { return s.eof() || s.peek() == ',' || s.peek() == ')' }
+
+// selectAlias consumes "name:" (not "name::") and returns the alias, or
+// leaves the input untouched.
+func selectAlias(s *scanner) string {
+	start := s.pos
+	name, err := s.fieldName()
+	if err == nil && s.peek() == ':' && !s.hasPrefix("::") {
+		s.pos++
+		s.skipWS()
+		return name
+	}
+	s.pos = start
+	return ""
+}
+
+// selectEmbed reads [alias:]rel[!hint][!inner|!left](items). ok is false,
+// with nothing reported, when the input is not an embed.
+func selectEmbed(s *scanner, depth int) (SelectItem, bool, *Error) {
+	alias := selectAlias(s)
+	rel, err := s.fieldName()
+	if err != nil {
+		return SelectItem{}, false, nil
+	}
+	e := &Embed{Relation: rel}
+	for range 2 {
+		if s.peek() != '!' {
+			break
+		}
+		s.pos++
+		p, err := s.fieldName()
+		if err != nil {
+			return SelectItem{}, false, nil
+		}
+		switch {
+		case p == "inner" && e.Join == JoinDefault:
+			e.Join = JoinInner
+		case p == "left" && e.Join == JoinDefault:
+			e.Join = JoinLeft
+		case e.Hint == "":
+			e.Hint = p
+		default:
+			return SelectItem{}, false, nil
+		}
+	}
+	s.skipWS()
+	if !s.accept("(") {
+		return SelectItem{}, false, nil
+	}
+	items, ferr := selectForest(s, depth+1)
+	if ferr != nil {
+		return SelectItem{}, false, ferr
+	}
+	s.skipWS()
+	if !s.accept(")") {
+		return SelectItem{}, false, s.fail(`","`, `")"`)
+	}
+	e.Select = items
+	return SelectItem{Alias: alias, Embed: e}, true, nil
+}
