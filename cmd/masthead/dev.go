@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/jackc/pgx/v5"
+
+	"masthead/internal/pg"
+	"masthead/internal/pgrun"
+)
+
+func init() {
+	commands["dev"] = command{summary: "run everything locally: private PostgreSQL, migrations, demo data, service and dashboard", run: runDev}
+}
+
+// devDatabase is the database dev creates in its private cluster.
+const devDatabase = "masthead"
+
+func runDev(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger) error {
+	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	data := fs.String("data", envOr("MASTHEAD_DATA", ".masthead"), "folder for the private cluster, keys and media (env MASTHEAD_DATA)")
+	addr := fs.String("addr", envOr("MASTHEAD_ADDR", "127.0.0.1:8080"), "address to serve on (env MASTHEAD_ADDR)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*data, 0o755); err != nil {
+		return err
+	}
+	pgLog, err := os.OpenFile(filepath.Join(*data, "postgres.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer pgLog.Close()
+	cluster, err := pgrun.Start(ctx, filepath.Join(*data, "pg"), pgrun.Options{Log: pgLog})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		log.Info("stopping postgresql")
+		_ = cluster.Stop()
+	}()
+	if err := ensureDatabase(ctx, cluster.URL(pgrun.Superuser, "postgres"), devDatabase); err != nil {
+		return err
+	}
+	ownerURL := cluster.URL(pgrun.Superuser, devDatabase)
+	if err := pg.Migrate(ctx, ownerURL); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "PostgreSQL:  %s\n", cluster.URL(pg.LoginRole, devDatabase))
+	fmt.Fprintf(stdout, "Owner:       %s\n", ownerURL)
+
+	// SERVER: start the HTTP service and dashboard on *addr here (owned by internal/server).
+	_ = addr
+
+	<-ctx.Done()
+	return nil
+}
+
+// ensureDatabase creates db on the cluster unless it exists.
+func ensureDatabase(ctx context.Context, adminURL, db string) error {
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close(ctx)
+	var exists bool
+	if err := conn.QueryRow(ctx, `select exists (select 1 from pg_database where datname = $1)`, db).Scan(&exists); err != nil {
+		return err
+	}
+	if exists {
+		return nil
+	}
+	if _, err := conn.Exec(ctx, "create database "+pgx.Identifier{db}.Sanitize()); err != nil {
+		return fmt.Errorf("create database: %w", err)
+	}
+	return nil
+}
