@@ -1,0 +1,69 @@
+# Masthead: `make run` starts everything locally, `make test` runs every test.
+# Both install what they need on a fresh Debian machine (apt when root, npm, the Go module proxy).
+
+GO        ?= go
+BIN       := bin/masthead
+GOTESTFLAGS ?= -count=1 -timeout 30m
+SUDO      := $(if $(filter 0,$(shell id -u)),,sudo)
+APT_PKGS_PG := postgresql
+APT_PKGS_BROWSER := chromium chromium-driver fonts-dejavu-core
+NPM_DIRS  := $(patsubst %/package.json,%,$(wildcard internal/*/jstest/package.json e2e/package.json))
+
+.PHONY: run build test deps deps-pg deps-browser deps-npm lint generate bench clean
+
+run: build deps-pg
+	./$(BIN) dev
+
+build:
+	$(GO) build -o $(BIN) ./cmd/masthead
+
+# deps-pg makes sure PostgreSQL's server binaries exist (initdb, postgres).
+deps-pg:
+	@if command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "installing PostgreSQL server: apt-get install -y $(APT_PKGS_PG)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PKGS_PG) >/dev/null; \
+	else \
+		echo "PostgreSQL server binaries are missing. Install them with:"; \
+		echo "  sudo apt-get install -y $(APT_PKGS_PG)"; exit 1; \
+	fi
+
+# deps-browser makes sure Debian's chromium is there for the browser tests.
+deps-browser:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "installing chromium: apt-get install -y $(APT_PKGS_BROWSER)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PKGS_BROWSER) >/dev/null; \
+	else \
+		echo "chromium is missing. Install it with:"; \
+		echo "  sudo apt-get install -y $(APT_PKGS_BROWSER)"; exit 1; \
+	fi
+
+# deps-npm installs the JavaScript clients our tests drive (supabase-js, axe-core) from the lock files.
+deps-npm:
+	@for d in $(NPM_DIRS); do \
+		if [ ! -d $$d/node_modules ] || [ $$d/package-lock.json -nt $$d/node_modules ]; then \
+			echo "npm ci in $$d"; npm ci --prefix $$d --no-audit --no-fund --loglevel=error || exit 1; \
+		fi; \
+	done
+
+deps: deps-pg deps-browser deps-npm
+
+test: deps
+	$(GO) vet ./...
+	$(GO) test $(GOTESTFLAGS) ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); \
+		if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 ./...
+
+generate:
+	$(GO) tool templ generate
+
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf bin
