@@ -1,0 +1,309 @@
+// Package config reads the settings of the service processes (`masthead serve`, `api`, `dev`):
+// each setting comes from an environment variable and may be overridden by a flag of the same
+// meaning, so a container is configured by env and a person at a shell by flags.
+//
+// It owns parsing and validation only, never defaults that depend on other packages, and it must
+// not import any other masthead package: everything imports config, config imports nothing.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is everything the service needs to start. Secrets (PublishableKey, JWTKeys,
+// DatabaseURL) never appear in logs; use Redacted to describe a config.
+type Config struct {
+	// Addr is the listen address, host:port.
+	Addr string
+	// DatabaseURL names the login role (authenticator), never a superuser.
+	DatabaseURL string
+	// PublicURL is the base URL clients reach the service at; empty means http://Addr.
+	// The token issuer is PublicURL + "/auth/v1".
+	PublicURL string
+	// PublishableKey (sb_publishable_…) must be sent as header apikey; it grants nothing itself.
+	PublishableKey string
+	// JWTKeys is a JWK set (JSON) of ES256 private keys; the first signs, all verify.
+	JWTKeys string
+	// JWTExp is the lifetime of access tokens.
+	JWTExp time.Duration
+	// RefreshReuseInterval is how long a rotated refresh token may still be presented (and get
+	// the current one back) before presenting it counts as theft and revokes the session.
+	RefreshReuseInterval time.Duration
+	// BcryptCost is the cost of new password hashes and of the dummy hash compared for unknown
+	// emails; it should equal the cost of the stored hashes so both answers take the same time.
+	BcryptCost int
+	// TokenRateIP and TokenRateAccount limit POST /auth/v1/token per client IP and per email.
+	TokenRateIP      Rate
+	TokenRateAccount Rate
+	// TrustedProxies are the networks whose X-Forwarded-For is believed for the client IP;
+	// empty means the TCP peer is the client.
+	TrustedProxies []netip.Prefix
+	// ShutdownTimeout bounds how long in-flight requests may finish after a stop signal.
+	ShutdownTimeout time.Duration
+}
+
+// Rate is Count requests per Per, with bursts up to Burst: "150/5m,30".
+type Rate struct {
+	Count int
+	Per   time.Duration
+	Burst int
+}
+
+func (r Rate) String() string { return fmt.Sprintf("%d/%s,%d", r.Count, r.Per, r.Burst) }
+
+// ParseRate reads "count/period[,burst]", e.g. "150/5m,30"; burst defaults to count.
+func ParseRate(s string) (Rate, error) {
+	spec, burst, hasBurst := strings.Cut(strings.TrimSpace(s), ",")
+	count, per, ok := strings.Cut(spec, "/")
+	if !ok {
+		return Rate{}, fmt.Errorf("rate %q: want count/period[,burst], e.g. 150/5m,30", s)
+	}
+	var r Rate
+	var err error
+	if r.Count, err = strconv.Atoi(strings.TrimSpace(count)); err != nil || r.Count <= 0 {
+		return Rate{}, fmt.Errorf("rate %q: count must be a positive integer", s)
+	}
+	if r.Per, err = time.ParseDuration(strings.TrimSpace(per)); err != nil || r.Per <= 0 {
+		return Rate{}, fmt.Errorf("rate %q: period must be a positive duration such as 5m", s)
+	}
+	r.Burst = r.Count
+	if hasBurst {
+		if r.Burst, err = strconv.Atoi(strings.TrimSpace(burst)); err != nil || r.Burst <= 0 {
+			return Rate{}, fmt.Errorf("rate %q: burst must be a positive integer", s)
+		}
+	}
+	return r, nil
+}
+
+// Default is the configuration before environment and flags: GoTrue's defaults where GoTrue has
+// one (1 h tokens, 10 s reuse interval, bcrypt cost 10, 150 token requests per 5 min).
+func Default() Config {
+	return Config{
+		Addr:                 "127.0.0.1:8080",
+		JWTExp:               time.Hour,
+		RefreshReuseInterval: 10 * time.Second,
+		BcryptCost:           10,
+		TokenRateIP:          Rate{Count: 150, Per: 5 * time.Minute, Burst: 30},
+		TokenRateAccount:     Rate{Count: 30, Per: 5 * time.Minute, Burst: 10},
+		ShutdownTimeout:      15 * time.Second,
+	}
+}
+
+// setting binds one environment variable and one flag to a field.
+type setting struct {
+	env, flag, usage string
+	value            func(c *Config) flag.Value
+}
+
+var settings = []setting{
+	{"MASTHEAD_ADDR", "addr", "listen address host:port", func(c *Config) flag.Value { return (*stringValue)(&c.Addr) }},
+	{"DATABASE_URL", "database-url", "PostgreSQL URL of the login role authenticator (secret)", func(c *Config) flag.Value { return (*secretValue)(&c.DatabaseURL) }},
+	{"MASTHEAD_PUBLIC_URL", "public-url", "base URL clients use (default http://<addr>); the issuer is <base>/auth/v1", func(c *Config) flag.Value { return (*stringValue)(&c.PublicURL) }},
+	{"MASTHEAD_PUBLISHABLE_KEY", "publishable-key", "the sb_publishable_… key clients send as apikey", func(c *Config) flag.Value { return (*stringValue)(&c.PublishableKey) }},
+	{"MASTHEAD_JWT_KEYS", "jwt-keys", "JWK set of ES256 private keys, first signs (secret; prefer the environment)", func(c *Config) flag.Value { return (*secretValue)(&c.JWTKeys) }},
+	{"MASTHEAD_JWT_EXP", "jwt-exp", "access token lifetime: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.JWTExp) }},
+	{"MASTHEAD_REFRESH_REUSE_INTERVAL", "refresh-reuse-interval", "how long a rotated refresh token still returns the current one: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.RefreshReuseInterval) }},
+	{"MASTHEAD_BCRYPT_COST", "bcrypt-cost", "bcrypt cost of password hashes (4-31)", func(c *Config) flag.Value { return (*intValue)(&c.BcryptCost) }},
+	{"MASTHEAD_TOKEN_RATE_IP", "token-rate-ip", "POST /auth/v1/token limit per client IP: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.TokenRateIP) }},
+	{"MASTHEAD_TOKEN_RATE_ACCOUNT", "token-rate-account", "password sign-in limit per email: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.TokenRateAccount) }},
+	{"MASTHEAD_TRUSTED_PROXIES", "trusted-proxies", "comma-separated CIDRs whose X-Forwarded-For is trusted", func(c *Config) flag.Value { return (*prefixesValue)(&c.TrustedProxies) }},
+	{"MASTHEAD_SHUTDOWN_TIMEOUT", "shutdown-timeout", "grace period for in-flight requests on stop: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.ShutdownTimeout) }},
+}
+
+// FromEnv starts from Default and applies every environment variable that is set and not
+// empty. getenv is os.Getenv in production and a map lookup in tests.
+func FromEnv(getenv func(string) string) (Config, error) {
+	c := Default()
+	var errs []error
+	for _, s := range settings {
+		if v := getenv(s.env); v != "" {
+			if err := s.value(&c).Set(v); err != nil {
+				errs = append(errs, fmt.Errorf("config: %s: %w", s.env, err))
+			}
+		}
+	}
+	return c, errors.Join(errs...)
+}
+
+// RegisterFlags adds one flag per setting to fs, defaulting to c's current values (which
+// FromEnv filled from the environment), so a flag overrides its environment variable.
+// Secrets are not shown as defaults in -h (their flag values print as empty).
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	for _, s := range settings {
+		v := s.value(c)
+		usage := fmt.Sprintf("%s (env %s)", s.usage, s.env)
+		fs.Var(v, s.flag, usage)
+	}
+}
+
+// Validate reports every setting that would stop the service from working.
+func (c Config) Validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("config: addr %q: %w", c.Addr, err))
+	}
+	if c.DatabaseURL == "" {
+		errs = append(errs, errors.New("config: DATABASE_URL is required"))
+	}
+	if !strings.HasPrefix(c.PublishableKey, "sb_publishable_") || len(c.PublishableKey) < len("sb_publishable_")+16 {
+		errs = append(errs, errors.New("config: MASTHEAD_PUBLISHABLE_KEY must be sb_publishable_ followed by at least 16 characters"))
+	}
+	if c.JWTKeys == "" {
+		errs = append(errs, errors.New("config: MASTHEAD_JWT_KEYS (a JWK set of ES256 keys) is required"))
+	}
+	if c.PublicURL != "" && !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://") {
+		errs = append(errs, fmt.Errorf("config: MASTHEAD_PUBLIC_URL %q must start with http:// or https://", c.PublicURL))
+	}
+	if c.JWTExp < 30*time.Second {
+		errs = append(errs, errors.New("config: MASTHEAD_JWT_EXP must be at least 30 seconds"))
+	}
+	if c.RefreshReuseInterval < 0 {
+		errs = append(errs, errors.New("config: MASTHEAD_REFRESH_REUSE_INTERVAL must not be negative"))
+	}
+	if c.BcryptCost < 4 || c.BcryptCost > 31 {
+		errs = append(errs, errors.New("config: MASTHEAD_BCRYPT_COST must be between 4 and 31"))
+	}
+	return errors.Join(errs...)
+}
+
+// BaseURL is the public base URL without a trailing slash.
+func (c Config) BaseURL() string {
+	if c.PublicURL != "" {
+		return strings.TrimRight(c.PublicURL, "/")
+	}
+	host, port, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return "http://" + c.Addr
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// Issuer is the iss claim of access tokens, as Supabase: <base>/auth/v1.
+func (c Config) Issuer() string { return c.BaseURL() + "/auth/v1" }
+
+// Redacted lists the settings for a startup log line, with secrets replaced by whether they are set.
+func (c Config) Redacted() []any {
+	set := func(s string) string {
+		if s == "" {
+			return "unset"
+		}
+		return "set"
+	}
+	return []any{
+		"addr", c.Addr, "public_url", c.BaseURL(), "database_url", set(c.DatabaseURL),
+		"publishable_key", set(c.PublishableKey), "jwt_keys", set(c.JWTKeys),
+		"jwt_exp", c.JWTExp.String(), "refresh_reuse_interval", c.RefreshReuseInterval.String(),
+		"token_rate_ip", c.TokenRateIP.String(), "token_rate_account", c.TokenRateAccount.String(),
+	}
+}
+
+type stringValue string
+
+func (v *stringValue) Set(s string) error { *v = stringValue(s); return nil }
+func (v *stringValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return string(*v)
+}
+
+// secretValue never prints its content, so -h and flag dumps cannot leak it.
+type secretValue string
+
+func (v *secretValue) Set(s string) error { *v = secretValue(s); return nil }
+func (v *secretValue) String() string     { return "" }
+
+type intValue int
+
+func (v *intValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is not an integer", s)
+	}
+	*v = intValue(n)
+	return nil
+}
+func (v *intValue) String() string {
+	if v == nil {
+		return "0"
+	}
+	return strconv.Itoa(int(*v))
+}
+
+// secondsValue accepts plain seconds (as GoTrue's GOTRUE_JWT_EXP=3600) or a Go duration.
+type secondsValue time.Duration
+
+func (v *secondsValue) Set(s string) error {
+	if n, err := strconv.Atoi(s); err == nil {
+		*v = secondsValue(time.Duration(n) * time.Second)
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is neither seconds nor a duration", s)
+	}
+	*v = secondsValue(d)
+	return nil
+}
+func (v *secondsValue) String() string {
+	if v == nil {
+		return "0s"
+	}
+	return time.Duration(*v).String()
+}
+
+type rateValue Rate
+
+func (v *rateValue) Set(s string) error {
+	r, err := ParseRate(s)
+	if err != nil {
+		return err
+	}
+	*v = rateValue(r)
+	return nil
+}
+func (v *rateValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return Rate(*v).String()
+}
+
+type prefixesValue []netip.Prefix
+
+func (v *prefixesValue) Set(s string) error {
+	var out []netip.Prefix
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(part)
+		if err != nil {
+			return fmt.Errorf("%q is not a CIDR: %w", part, err)
+		}
+		out = append(out, p)
+	}
+	*v = out
+	return nil
+}
+func (v *prefixesValue) String() string {
+	if v == nil {
+		return ""
+	}
+	parts := make([]string, len(*v))
+	for i, p := range *v {
+		parts[i] = p.String()
+	}
+	return strings.Join(parts, ",")
+}

@@ -1,0 +1,137 @@
+package config
+
+import (
+	"bytes"
+	"flag"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseRate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in      string
+		want    Rate
+		wantErr bool
+	}{
+		{in: "150/5m,30", want: Rate{Count: 150, Per: 5 * time.Minute, Burst: 30}},
+		{in: "10/1s", want: Rate{Count: 10, Per: time.Second, Burst: 10}},
+		{in: " 3 / 1h , 1 ", want: Rate{Count: 3, Per: time.Hour, Burst: 1}},
+		{in: "150", wantErr: true},
+		{in: "0/1m", wantErr: true},
+		{in: "5/forever", wantErr: true},
+		{in: "5/1m,0", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseRate(tt.in)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if got != tt.want {
+				t.Fatalf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEnvThenFlags(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		"MASTHEAD_ADDR":                   "0.0.0.0:9000",
+		"MASTHEAD_JWT_EXP":                "600",
+		"MASTHEAD_REFRESH_REUSE_INTERVAL": "2s",
+		"MASTHEAD_TOKEN_RATE_IP":          "5/1m,2",
+		"MASTHEAD_JWT_KEYS":               `{"keys":["secret"]}`,
+		"MASTHEAD_TRUSTED_PROXIES":        "10.0.0.0/8, 192.168.0.0/16",
+	}
+	c, err := FromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	c.RegisterFlags(fs)
+	if err := fs.Parse([]string{"--addr", "127.0.0.1:7000", "--bcrypt-cost", "4"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "127.0.0.1:7000" {
+		t.Errorf("flag must override env: addr = %q", c.Addr)
+	}
+	if c.JWTExp != 10*time.Minute || c.RefreshReuseInterval != 2*time.Second || c.BcryptCost != 4 {
+		t.Errorf("durations/ints not applied: %+v", c)
+	}
+	if c.TokenRateIP != (Rate{Count: 5, Per: time.Minute, Burst: 2}) {
+		t.Errorf("rate = %+v", c.TokenRateIP)
+	}
+	if len(c.TrustedProxies) != 2 {
+		t.Errorf("trusted proxies = %v", c.TrustedProxies)
+	}
+	if c.TokenRateAccount != Default().TokenRateAccount {
+		t.Errorf("unset settings keep their default: %+v", c.TokenRateAccount)
+	}
+	var help bytes.Buffer
+	fs.SetOutput(&help)
+	fs.PrintDefaults()
+	if strings.Contains(help.String(), "secret\"]") {
+		t.Errorf("-h shows a secret:\n%s", help.String())
+	}
+}
+
+func TestFromEnvReportsBadValues(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"MASTHEAD_JWT_EXP": "soon", "MASTHEAD_BCRYPT_COST": "ten"}
+	_, err := FromEnv(func(k string) string { return env[k] })
+	if err == nil || !strings.Contains(err.Error(), "MASTHEAD_JWT_EXP") || !strings.Contains(err.Error(), "MASTHEAD_BCRYPT_COST") {
+		t.Fatalf("want both bad settings named, got %v", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	good := Default()
+	good.DatabaseURL = "postgres://authenticator@/masthead"
+	good.PublishableKey = "sb_publishable_0123456789abcdef"
+	good.JWTKeys = `{"keys":[]}`
+	if err := good.Validate(); err != nil {
+		t.Fatalf("good config refused: %v", err)
+	}
+	tests := []struct {
+		name   string
+		change func(*Config)
+		want   string
+	}{
+		{"no database", func(c *Config) { c.DatabaseURL = "" }, "DATABASE_URL"},
+		{"bad key", func(c *Config) { c.PublishableKey = "anon" }, "MASTHEAD_PUBLISHABLE_KEY"},
+		{"no jwt keys", func(c *Config) { c.JWTKeys = "" }, "MASTHEAD_JWT_KEYS"},
+		{"bad addr", func(c *Config) { c.Addr = "8080" }, "addr"},
+		{"bad public url", func(c *Config) { c.PublicURL = "example.com" }, "MASTHEAD_PUBLIC_URL"},
+		{"short exp", func(c *Config) { c.JWTExp = time.Second }, "MASTHEAD_JWT_EXP"},
+		{"bcrypt", func(c *Config) { c.BcryptCost = 2 }, "MASTHEAD_BCRYPT_COST"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := good
+			tt.change(&c)
+			err := c.Validate()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("want error naming %s, got %v", tt.want, err)
+			}
+		})
+	}
+}
+
+func TestIssuer(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ addr, public, want string }{
+		{"127.0.0.1:8080", "", "http://127.0.0.1:8080/auth/v1"},
+		{":8080", "", "http://localhost:8080/auth/v1"},
+		{"0.0.0.0:80", "https://masthead.example/", "https://masthead.example/auth/v1"},
+	}
+	for _, tt := range tests {
+		c := Config{Addr: tt.addr, PublicURL: tt.public}
+		if got := c.Issuer(); got != tt.want {
+			t.Errorf("Issuer(%q, %q) = %q, want %q", tt.addr, tt.public, got, tt.want)
+		}
+	}
+}
