@@ -702,7 +702,7 @@ grant execute on function
 
 -- publish_due publishes what is due, a batch at a time. SKIP LOCKED lets several service
 -- instances run the scheduler at once without publishing anything twice or waiting on each other.
-create function app.publish_due(batch integer default 100) returns setof uuid
+create function app.publish_due(batch integer default 100) returns table (id uuid)
 language sql
 as $$
   with due as (
@@ -796,8 +796,9 @@ create policy publications_update on public.publications for update to authentic
   using (project_id = any ((select app.project_ids('{editor,reviewer,lead,owner}'))::uuid[]));
 create policy publications_delete on public.publications for delete to authenticated
   using (project_id = any ((select app.project_ids('{editor,lead,owner}'))::uuid[]) and status = 'draft');
+-- The scheduler reads what it may publish and, for RETURNING, what it just published.
 create policy publications_scheduler_read on public.publications for select to masthead_scheduler
-  using (status = 'scheduled');
+  using (status in ('scheduled', 'published'));
 create policy publications_scheduler_publish on public.publications for update to masthead_scheduler
   using (status = 'scheduled' and scheduled_for <= now()) with check (status = 'published');
 

@@ -1,0 +1,463 @@
+package pg_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"masthead/internal/pg"
+)
+
+// event is one status_events row as a test reads it.
+type event struct {
+	from, to, intent, note, via string
+	actor                       *string
+}
+
+func (f *fixture) events(t *testing.T, pub string) []event {
+	t.Helper()
+	rows, err := f.db.Owner(t).Query(context.Background(),
+		`select from_status, to_status, intent, note, via, actor_id::text from status_events where publication_id = $1 order by id`, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (event, error) {
+		var e event
+		return e, r.Scan(&e.from, &e.to, &e.intent, &e.note, &e.via, &e.actor)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+func (f *fixture) statusOf(t *testing.T, pub string) (string, int) {
+	t.Helper()
+	var s string
+	var v int
+	mustScan(t, f.db.Owner(t).QueryRow(context.Background(), `select status, version from publications where id = $1`, pub), &s, &v)
+	return s, v
+}
+
+// TestLegalTransitions: every row of the workflow table works through its function, as each
+// role allowed to make it, and writes exactly one audit row saying who, why and how.
+func TestLegalTransitions(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	cases := []struct {
+		from, fn, to string
+		users        []string
+		note         string
+	}{
+		{"draft", "submit_for_review", "reviewing", []string{"editorA", "leadA", "ownerA"}, "ready"},
+		{"changes_requested", "submit_for_review", "reviewing", []string{"editorA"}, "fixed"},
+		{"reviewing", "withdraw", "draft", []string{"editorA", "leadA"}, "not yet"},
+		{"changes_requested", "withdraw", "draft", []string{"editor2A"}, "rethinking"},
+		{"reviewing", "approve", "approved", []string{"reviewerA", "leadA", "ownerA"}, "lovely"},
+		{"reviewing", "request_changes", "changes_requested", []string{"reviewerA", "leadA"}, "cut the intro"},
+		{"approved", "schedule", "scheduled", []string{"leadA", "ownerA"}, ""},
+		{"scheduled", "schedule", "scheduled", []string{"leadA"}, ""},
+		{"scheduled", "unschedule", "approved", []string{"leadA", "ownerA"}, ""},
+		{"approved", "publish_now", "published", []string{"leadA"}, ""},
+		{"scheduled", "publish_now", "published", []string{"ownerA"}, ""},
+		{"draft", "archive", "archived", []string{"leadA"}, "dropped"},
+		{"approved", "archive", "archived", []string{"ownerA"}, "dropped"},
+		{"published", "archive", "archived", []string{"leadA"}, "outdated"},
+		{"archived", "restore", "draft", []string{"leadA", "ownerA"}, ""},
+	}
+	intents := map[string]string{"submit_for_review": "submit", "publish_now": "publish"}
+	for _, c := range cases {
+		for _, u := range c.users {
+			t.Run(fmt.Sprintf("%s_%s_by_%s", c.from, c.fn, u), func(t *testing.T) {
+				id := f.inStatus(t, c.from)
+				before := len(f.events(t, id))
+				_, v0 := f.statusOf(t, id)
+				var got string
+				var v int
+				var err error
+				switch c.fn {
+				case "schedule":
+					got, v, err = f.rpcSchedule(u, id, "2 days", v0)
+				case "unschedule", "publish_now", "restore":
+					got, v, err = f.rpc(u, c.fn, id, v0)
+				default:
+					got, v, err = f.rpc(u, c.fn, id, c.note, v0)
+				}
+				if err != nil {
+					t.Fatalf("%s by %s from %s: %v", c.fn, u, c.from, err)
+				}
+				if got != c.to || v != v0+1 {
+					t.Fatalf("got %s v%d, want %s v%d", got, v, c.to, v0+1)
+				}
+				evs := f.events(t, id)
+				if len(evs) != before+1 {
+					t.Fatalf("%d audit rows written, want 1", len(evs)-before)
+				}
+				e := evs[len(evs)-1]
+				intent := c.fn
+				if i, ok := intents[c.fn]; ok {
+					intent = i
+				}
+				if e.from != c.from || e.to != c.to || e.intent != intent || e.via != "rpc" || e.note != c.note ||
+					e.actor == nil || *e.actor != f.users[u] {
+					t.Fatalf("audit row %+v (actor %v), want %s→%s intent %s note %q via rpc by %s", e, e.actor, c.from, c.to, intent, c.note, u)
+				}
+			})
+		}
+	}
+}
+
+// TestVerdictsWriteReviews: approve and request_changes leave a review with the note.
+func TestVerdictsWriteReviews(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	a := f.inStatus(t, "approved")
+	c := f.inStatus(t, "changes_requested")
+	for pub, want := range map[string]string{a: "approved|good", c: "changes_requested|tighten the intro"} {
+		var got string
+		mustScan(t, f.db.Owner(t).QueryRow(context.Background(),
+			`select verdict || '|' || notes from reviews where publication_id = $1`, pub), &got)
+		if got != want {
+			t.Errorf("review %q, want %q", got, want)
+		}
+	}
+}
+
+var statuses = []string{"draft", "reviewing", "changes_requested", "approved", "scheduled", "published", "archived"}
+
+// TestIllegalTransitionsRefused: from every status, every intent the table does not allow is
+// refused by the function with 409, and every (from, to) pair it does not list is refused as a
+// direct UPDATE; nothing changes either way.
+func TestIllegalTransitionsRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	legal := map[string]bool{}
+	rows, _ := f.db.Owner(t).Query(context.Background(), `select intent, from_status, to_status from app.transitions`)
+	for rows.Next() {
+		var i, fr, to string
+		_ = rows.Scan(&i, &fr, &to)
+		legal[i+":"+fr] = true
+		legal[fr+">"+to] = true
+	}
+	fns := map[string]string{"submit_for_review": "submit", "withdraw": "withdraw", "approve": "approve",
+		"request_changes": "request_changes", "unschedule": "unschedule", "publish_now": "publish",
+		"archive": "archive", "restore": "restore", "schedule": "schedule"}
+	for _, from := range statuses {
+		id := f.inStatus(t, from)
+		for fn, intent := range fns {
+			if legal[intent+":"+from] {
+				continue
+			}
+			var err error
+			switch fn {
+			case "schedule":
+				_, _, err = f.rpcSchedule("ownerA", id, "1 day")
+			case "unschedule", "publish_now", "restore":
+				_, _, err = f.rpc("ownerA", fn, id)
+			default:
+				_, _, err = f.rpc("ownerA", fn, id, "a note")
+			}
+			if code := sqlstate(err); code != "PT409" {
+				t.Errorf("%s from %s: got %v (%s), want PT409", fn, from, err, code)
+			}
+		}
+		for _, to := range statuses {
+			if to == from || legal[from+">"+to] {
+				continue
+			}
+			_, err := f.try("ownerA", `update publications set status = $2 where id = $1`, id, to)
+			if err == nil {
+				t.Errorf("direct update %s → %s accepted", from, to)
+			}
+		}
+		if s, _ := f.statusOf(t, id); s != from {
+			t.Errorf("refusals changed %s to %s", from, s)
+		}
+	}
+}
+
+// TestRolesRefused: each intent, attempted by every role that may not make it, is refused with
+// insufficient_privilege by the function and by a direct UPDATE.
+func TestRolesRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	cases := []struct {
+		from, fn, to string
+		refused      []string
+	}{
+		{"draft", "submit_for_review", "reviewing", []string{"reviewerA", "viewerA"}},
+		{"reviewing", "withdraw", "draft", []string{"reviewerA", "viewerA"}},
+		{"reviewing", "approve", "approved", []string{"editor2A", "viewerA"}},
+		{"reviewing", "request_changes", "changes_requested", []string{"editor2A", "viewerA"}},
+		{"approved", "publish_now", "published", []string{"editorA", "reviewerA", "viewerA"}},
+		{"scheduled", "unschedule", "approved", []string{"editorA", "reviewerA", "viewerA"}},
+		{"draft", "archive", "archived", []string{"editorA", "reviewerA", "viewerA"}},
+		{"archived", "restore", "draft", []string{"editorA", "reviewerA", "viewerA"}},
+	}
+	for _, c := range cases {
+		id := f.inStatus(t, c.from)
+		for _, u := range c.refused {
+			var err error
+			switch c.fn {
+			case "unschedule", "publish_now", "restore":
+				_, _, err = f.rpc(u, c.fn, id)
+			default:
+				_, _, err = f.rpc(u, c.fn, id, "note")
+			}
+			if code := sqlstate(err); code != "42501" {
+				t.Errorf("%s by %s: got %v, want 42501", c.fn, u, err)
+			}
+			n, err := f.try(u, `update publications set status = $2 where id = $1`, id, c.to)
+			if err == nil && n > 0 {
+				t.Errorf("direct %s by %s accepted", c.fn, u)
+			}
+		}
+		if s, _ := f.statusOf(t, id); s != c.from {
+			t.Errorf("refusals moved %s to %s", c.from, s)
+		}
+	}
+	for _, u := range []string{"editorA", "reviewerA", "viewerA"} {
+		id := f.inStatus(t, "approved")
+		if _, _, err := f.rpcSchedule(u, id, "1 day"); sqlstate(err) != "42501" {
+			t.Errorf("schedule by %s: %v", u, err)
+		}
+	}
+	// Reviewers judge drafts; they do not edit them.
+	id := f.inStatus(t, "draft")
+	if _, err := f.try("reviewerA", `update publications set body = 'rewritten' where id = $1`, id); sqlstate(err) != "42501" {
+		t.Errorf("reviewer edited a draft: %v", err)
+	}
+	// Another tenant's member cannot even see it.
+	if _, _, err := f.rpc("ownerB", "archive", id, "x"); sqlstate(err) != "PT404" {
+		t.Errorf("other tenant: %v, want PT404", err)
+	}
+}
+
+// TestNobodyApprovesOwnWork: the author is refused, whatever their role.
+func TestNobodyApprovesOwnWork(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	id := f.draftBy(t, "leadA", f.projA, "By the lead")
+	if _, _, err := f.rpc("leadA", "submit_for_review", id); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.rpc("leadA", "approve", id, "self"); sqlstate(err) != "42501" {
+		t.Fatalf("author approved own publication via rpc: %v", err)
+	}
+	if _, err := f.try("leadA", `update publications set status = 'approved' where id = $1`, id); sqlstate(err) != "42501" {
+		t.Fatalf("author approved own publication directly: %v", err)
+	}
+	if _, _, err := f.rpc("ownerA", "approve", id, "fine"); err != nil {
+		t.Fatalf("another lead could not approve: %v", err)
+	}
+}
+
+// TestArgumentsAndVersions: bad arguments are 400s, a stale expected_version is a 409, and
+// neither changes anything.
+func TestArgumentsAndVersions(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	id := f.inStatus(t, "reviewing")
+	_, v := f.statusOf(t, id)
+	if _, _, err := f.rpc("reviewerA", "request_changes", id, "  "); sqlstate(err) != "PT400" {
+		t.Errorf("request_changes without a note: %v", err)
+	}
+	if _, _, err := f.rpc("reviewerA", "approve", id, "ok", v-1); sqlstate(err) != "PT409" {
+		t.Errorf("stale version: %v", err)
+	}
+	if s, v2 := f.statusOf(t, id); s != "reviewing" || v2 != v {
+		t.Errorf("refusal changed the row: %s v%d", s, v2)
+	}
+	if n := len(f.events(t, id)); n != 1 {
+		t.Errorf("%d events, want only the submit", n)
+	}
+	ap := f.inStatus(t, "approved")
+	if _, _, err := f.rpcSchedule("leadA", ap, "-1 hour"); sqlstate(err) != "PT400" {
+		t.Errorf("schedule in the past: %v", err)
+	}
+	if _, err := f.try("leadA", `update publications set status = 'scheduled', scheduled_for = now() - interval '1 hour' where id = $1`, ap); sqlstate(err) != "PT400" {
+		t.Errorf("direct schedule in the past: %v", err)
+	}
+	if _, _, err := f.rpc("reviewerA", "approve", "00000000-0000-0000-0000-000000000000", "x"); sqlstate(err) != "PT404" {
+		t.Errorf("unknown publication: %v", err)
+	}
+	if _, err := f.try("editorA", `update publications set version = 99 where id = $1`, id); err == nil {
+		t.Error("a caller set version")
+	}
+}
+
+// TestDirectUpdateAudited: a legal PATCH-style update is accepted and audited as 'direct'.
+func TestDirectUpdateAudited(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	id := f.draft(t, "Direct")
+	if n, err := f.exec("editorA", `update publications set status = 'reviewing' where id = $1`, id); err != nil || n != 1 {
+		t.Fatalf("direct submit: %d %v", n, err)
+	}
+	evs := f.events(t, id)
+	if len(evs) != 1 || evs[0].via != "direct" || evs[0].intent != "submit" || evs[0].actor == nil || *evs[0].actor != f.users["editorA"] {
+		t.Fatalf("events %+v", evs)
+	}
+	// Editing content without moving writes no event but bumps the version.
+	d := f.draft(t, "Edit me")
+	if _, err := f.exec("editorA", `update publications set body = 'v2' where id = $1`, d); err != nil {
+		t.Fatal(err)
+	}
+	if _, v := f.statusOf(t, d); v != 2 || len(f.events(t, d)) != 0 {
+		t.Fatalf("edit: version %d, %d events", v, len(f.events(t, d)))
+	}
+}
+
+// TestConcurrentVerdicts: 20 reviewers racing approve and request_changes on one publication:
+// exactly one wins, the rest get the conflict, exactly one event is written.
+func TestConcurrentVerdicts(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	id := f.inStatus(t, "reviewing")
+	var wg sync.WaitGroup
+	errs := make([]error, 20)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			who := []string{"reviewerA", "reviewer2A", "leadA", "ownerA"}[i%4]
+			fn := []string{"approve", "request_changes"}[i%2]
+			_, _, errs[i] = f.rpc(who, fn, id, fmt.Sprintf("verdict %d", i))
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case sqlstate(err) != "PT409":
+			t.Errorf("loser got %v, want PT409", err)
+		}
+	}
+	if ok != 1 {
+		t.Fatalf("%d calls succeeded, want exactly 1", ok)
+	}
+	evs := f.events(t, id)
+	if len(evs) != 2 { // the submit and the one verdict
+		t.Fatalf("%d events, want 2", len(evs))
+	}
+	var reviews int
+	mustScan(t, f.db.Owner(t).QueryRow(context.Background(), `select count(*) from reviews where publication_id = $1`, id), &reviews)
+	if reviews != 1 {
+		t.Fatalf("%d reviews, want 1", reviews)
+	}
+}
+
+// TestPublishDue: the scheduler publishes exactly the due rows, once, even with two callers at
+// the same time, and only the scheduler role may call it.
+func TestPublishDue(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	var due, later []string
+	for range 30 {
+		due = append(due, f.inStatus(t, "scheduled"))
+	}
+	for range 5 {
+		later = append(later, f.inStatus(t, "scheduled"))
+	}
+	// Make the first group due. No caller can put a date in the past, so the fixture does it as
+	// the owner with triggers off.
+	own := f.db.Owner(t)
+	if _, err := own.Exec(ctx, `set session_replication_role = replica`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := own.Exec(ctx, `update publications set scheduled_for = now() - interval '1 minute' where id = any($1)`, due); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := own.Exec(ctx, `set session_replication_role = origin`); err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range []string{"anon", "leadA", "ownerA"} {
+		err := pg.WithCaller(ctx, f.db.Pool, f.caller(who), pg.ReadWrite, func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, `select app.publish_due()`)
+			return err
+		})
+		if sqlstate(err) != "42501" {
+			t.Errorf("%s ran publish_due: %v", who, err)
+		}
+	}
+	results := make([][]string, 2)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			err := pg.WithCaller(ctx, f.db.Pool, pg.Caller{Role: pg.RoleScheduler}, pg.ReadWrite, func(tx pgx.Tx) error {
+				rows, err := tx.Query(ctx, `select id::text from app.publish_due(7)`)
+				if err != nil {
+					return err
+				}
+				ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+				results[i] = ids
+				time.Sleep(50 * time.Millisecond) // hold the locks while the other caller runs
+				return err
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	seen := map[string]int{}
+	for _, ids := range results {
+		for _, id := range ids {
+			seen[id]++
+		}
+	}
+	// Keep calling until nothing is due, as the loop in the service does.
+	for {
+		var ids []string
+		err := pg.WithCaller(ctx, f.db.Pool, pg.Caller{Role: pg.RoleScheduler}, pg.ReadWrite, func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, `select id::text from app.publish_due(7)`)
+			if err != nil {
+				return err
+			}
+			ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) == 0 {
+			break
+		}
+		for _, id := range ids {
+			seen[id]++
+		}
+	}
+	if len(seen) != len(due) {
+		t.Fatalf("published %d rows, want %d", len(seen), len(due))
+	}
+	for _, id := range due {
+		if seen[id] != 1 {
+			t.Errorf("%s published %d times", id, seen[id])
+		}
+		if s, _ := f.statusOf(t, id); s != "published" {
+			t.Errorf("%s is %s", id, s)
+		}
+		evs := f.events(t, id)
+		last := evs[len(evs)-1]
+		if last.via != "scheduler" || last.intent != "publish" || last.actor != nil || last.from != "scheduled" {
+			t.Errorf("scheduler event %+v", last)
+		}
+	}
+	for _, id := range later {
+		if s, _ := f.statusOf(t, id); s != "scheduled" {
+			t.Errorf("not-yet-due %s is %s", id, s)
+		}
+	}
+}
