@@ -18,14 +18,14 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // fixture is two tenants with one member per role in A, an owner in B, and an outsider.
 type fixture struct {
-	db       *pgtest.DB
-	users    map[string]string // name → user id
-	projA    string
-	projB    string
-	collA    string
-	collB    string
-	mediaA   string
-	seq      atomic.Int64 // unique titles
+	db     *pgtest.DB
+	users  map[string]string // name → user id
+	projA  string
+	projB  string
+	collA  string
+	collB  string
+	mediaA string
+	seq    atomic.Int64 // unique titles
 }
 
 // memberships of the fixture: user name → (project, role).
