@@ -1,0 +1,198 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Client talks to one service. It is safe for concurrent use and holds no user state: the
+// caller's token is passed to every method, so one Client serves every signed-in user.
+type Client struct {
+	base *url.URL
+	key  string
+	hc   *http.Client
+}
+
+// New returns a Client for the service at baseURL (e.g. http://127.0.0.1:8080) that sends
+// publishableKey as apikey. hc may be nil for a client with a 15 s timeout.
+func New(baseURL, publishableKey string, hc *http.Client) (*Client, error) {
+	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("client: service URL %q must be an absolute http(s) URL", baseURL)
+	}
+	if publishableKey == "" {
+		return nil, errors.New("client: a publishable key is required")
+	}
+	if hc == nil {
+		hc = &http.Client{Timeout: 15 * time.Second}
+	}
+	return &Client{base: u, key: publishableKey, hc: hc}, nil
+}
+
+// Error is a refusal from the service: the HTTP status with the code and message of its body
+// (PostgREST's code/message/details/hint or GoTrue's error_code/msg). Message is written for
+// people by the service (e.g. the workflow's 409 explanations), so it may be shown as is.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+	Details string
+	Hint    string
+}
+
+func (e *Error) Error() string {
+	if e.Code != "" {
+		return fmt.Sprintf("client: %d %s: %s", e.Status, e.Code, e.Message)
+	}
+	return fmt.Sprintf("client: %d: %s", e.Status, e.Message)
+}
+
+// StatusOf is the HTTP status of a service refusal in err's chain, or 0 when err is not one
+// (a network failure, a decoding bug).
+func StatusOf(err error) int {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Status
+	}
+	return 0
+}
+
+// ErrorOf returns the service refusal in err's chain, if there is one.
+func ErrorOf(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
+// request describes one HTTP call; the zero value of each field means "not sent".
+type request struct {
+	method string
+	path   string // below base, e.g. /rest/v1/publications
+	query  url.Values
+	token  string // access token; empty sends the publishable key as bearer (anon)
+	body   any
+	header http.Header
+}
+
+// response is the raw answer of a successful call.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// do sends r and returns the body of a 2xx answer or an *Error.
+func (c *Client) do(ctx context.Context, r request) (*response, error) {
+	u := *c.base
+	u.Path += r.path
+	if len(r.query) > 0 {
+		// PostgREST reads parentheses, commas, colons and stars literally, so the query string keeps
+		// them unescaped (url.Values.Encode would escape them, which works but reads badly in logs).
+		u.RawQuery = encodeQuery(r.query)
+	}
+	var body io.Reader
+	if r.body != nil {
+		b, err := json.Marshal(r.body)
+		if err != nil {
+			return nil, fmt.Errorf("client: encode %s body: %w", r.path, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, u.String(), body)
+	if err != nil {
+		return nil, fmt.Errorf("client: %s %s: %w", r.method, r.path, err)
+	}
+	for k, v := range r.header {
+		req.Header[k] = v
+	}
+	req.Header.Set("apikey", c.key)
+	bearer := r.token
+	if bearer == "" {
+		bearer = c.key
+	}
+	req.Header.Set("Authorization", "Bearer "+bearer)
+	if r.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "application/json")
+	}
+	res, err := c.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("client: %s %s: %w", r.method, r.path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(res.Body, 32<<20))
+	if err != nil {
+		return nil, fmt.Errorf("client: read %s %s: %w", r.method, r.path, err)
+	}
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		return nil, decodeError(res.StatusCode, b)
+	}
+	return &response{status: res.StatusCode, header: res.Header, body: b}, nil
+}
+
+// decodeError reads either surface's error body; an unreadable body still yields the status.
+func decodeError(status int, b []byte) *Error {
+	var v struct {
+		Code             json.RawMessage `json:"code"`
+		ErrorCode        string          `json:"error_code"`
+		Message          string          `json:"message"`
+		Msg              string          `json:"msg"`
+		Details          string          `json:"details"`
+		Hint             string          `json:"hint"`
+		ErrorName        string          `json:"error"`
+		ErrorDescription string          `json:"error_description"`
+	}
+	e := &Error{Status: status}
+	if json.Unmarshal(b, &v) != nil {
+		e.Message = http.StatusText(status)
+		return e
+	}
+	var code string
+	if json.Unmarshal(v.Code, &code) != nil { // GoTrue's first format sends the status as a number
+		code = ""
+	}
+	e.Code = firstNonEmpty(v.ErrorCode, code, v.ErrorName)
+	e.Message = firstNonEmpty(v.Message, v.Msg, v.ErrorDescription, http.StatusText(status))
+	e.Details, e.Hint = v.Details, v.Hint
+	return e
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// encodeQuery is url.Values.Encode with PostgREST's structural characters left readable.
+func encodeQuery(q url.Values) string {
+	s := q.Encode()
+	r := strings.NewReplacer("%28", "(", "%29", ")", "%2C", ",", "%3A", ":", "%2A", "*", "%21", "!", "%3E", ">")
+	return r.Replace(s)
+}
+
+// parseContentRange reads the total of "0-24/1234" (or "*/0"); -1 when unknown.
+func parseContentRange(h string) int {
+	_, total, ok := strings.Cut(h, "/")
+	if !ok || total == "*" {
+		return -1
+	}
+	n, err := strconv.Atoi(total)
+	if err != nil {
+		return -1
+	}
+	return n
+}

@@ -1,0 +1,195 @@
+package client
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// Projects lists the caller's projects (RLS shows only theirs) with members, their display
+// names and the collections, ordered by name: enough to switch projects, know the caller's
+// role and fill the queue's filters in one call.
+func (c *Client) Projects(ctx context.Context, accessToken string) ([]Project, error) {
+	var out []Project
+	q := From("projects").
+		Select("id,slug,name,timezone,default_channels," +
+			"collections(id,slug,name,kind)," +
+			"project_members(user_id,role,profile:profiles(display_name))").
+		Order("name.asc").
+		Param("collections.order", "name.asc")
+	_, err := c.Get(ctx, accessToken, q, &out)
+	return out, err
+}
+
+// QueueFilter selects publications of one project for the review queue.
+type QueueFilter struct {
+	ProjectID    string
+	Statuses     []string // empty means every status
+	CollectionID string
+	AuthorID     string
+	// ScheduledFrom and ScheduledTo bound scheduled_for (inclusive, exclusive) when set.
+	ScheduledFrom, ScheduledTo time.Time
+	// Text is matched, case-insensitively, against title and summary.
+	Text   string
+	Offset int
+	Limit  int
+}
+
+// Queue returns one page of publications matching f, newest first, with the total count. Each
+// row embeds its author, collection, promos (with their channel's limits, to judge readiness)
+// and its latest status event (to say how long it has been in its status).
+func (c *Client) Queue(ctx context.Context, accessToken string, f QueueFilter) ([]Publication, int, error) {
+	q := From("publications").
+		Select("id,project_id,title,slug,status,version,created_at,updated_at,scheduled_for," +
+			"author:profiles!author_id(display_name),collection:collections(id,name)," +
+			"promos(id,channel,body,link,channels(slug,name,limits))," +
+			"status_events(id,to_status,created_at)").
+		Eq("project_id", f.ProjectID).
+		Order("created_at.desc,id.desc").
+		Param("status_events.order", "id.desc").
+		Param("status_events.limit", "1").
+		Range(f.Offset, f.Limit).
+		Count()
+	switch len(f.Statuses) {
+	case 0:
+	case 1:
+		q.Eq("status", f.Statuses[0])
+	default:
+		q.In("status", f.Statuses...)
+	}
+	if f.CollectionID != "" {
+		q.Eq("collection_id", f.CollectionID)
+	}
+	if f.AuthorID != "" {
+		q.Eq("author_id", f.AuthorID)
+	}
+	if !f.ScheduledFrom.IsZero() {
+		q.Filter("scheduled_for", "gte", f.ScheduledFrom.UTC().Format(time.RFC3339))
+	}
+	if !f.ScheduledTo.IsZero() {
+		q.Filter("scheduled_for", "lt", f.ScheduledTo.UTC().Format(time.RFC3339))
+	}
+	if t := likePattern(f.Text); t != "" {
+		q.Or("title.ilike." + Quote(t) + ",summary.ilike." + Quote(t))
+	}
+	var out []Publication
+	res, err := c.Get(ctx, accessToken, q, &out)
+	return out, res.Total, err
+}
+
+// likePattern turns search text into an ilike pattern that matches it anywhere: LIKE's own
+// wildcards in the text are escaped, and PostgREST's * (its spelling of %) is dropped.
+func likePattern(text string) string {
+	text = strings.TrimSpace(strings.ReplaceAll(text, "*", ""))
+	if text == "" {
+		return ""
+	}
+	return "*" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(text) + "*"
+}
+
+// detailSelect is everything the publication page shows, in one request.
+const detailSelect = "*," +
+	"author:profiles!author_id(display_name)," +
+	"collection:collections(id,slug,name)," +
+	"promos(id,channel,body,link,updated_at,channels(slug,name,limits))," +
+	"publication_media(position,media(id,storage_path,kind,mime_type,alt_text,width,height,bytes))," +
+	"reviews(id,reviewer_id,verdict,notes,created_at,reviewer:profiles!reviewer_id(display_name))," +
+	"status_events(id,from_status,to_status,actor_id,intent,note,via,created_at,actor:profiles!actor_id(display_name))"
+
+// Publication returns one publication of a project with its author, collection, promos (and
+// their channels), media in position order, reviews newest first and the status history newest
+// first. A publication the caller cannot see is an *Error with status 404.
+func (c *Client) Publication(ctx context.Context, accessToken, projectID, id string) (*Publication, error) {
+	q := From("publications").
+		Select(detailSelect).
+		Eq("id", id).
+		Eq("project_id", projectID).
+		Param("promos.order", "channel.asc").
+		Param("publication_media.order", "position.asc").
+		Param("reviews.order", "created_at.desc").
+		Param("status_events.order", "id.desc").
+		Single()
+	var p Publication
+	if _, err := c.Get(ctx, accessToken, q, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// ScheduleFilter selects what the schedule shows: approved publications waiting for a date and
+// scheduled ones, in the given projects (all of the caller's when empty).
+type ScheduleFilter struct {
+	ProjectIDs []string
+	Limit      int
+}
+
+// Schedule returns scheduled publications by date, then approved ones (no date yet), most
+// recently approved first.
+func (c *Client) Schedule(ctx context.Context, accessToken string, f ScheduleFilter) ([]Publication, error) {
+	q := From("publications").
+		Select("id,project_id,title,slug,status,version,created_at,updated_at,scheduled_for," +
+			"author:profiles!author_id(display_name),collection:collections(id,name)").
+		In("status", "approved", "scheduled").
+		Order("scheduled_for.asc.nullslast,updated_at.desc").
+		Range(0, f.Limit)
+	if len(f.ProjectIDs) > 0 {
+		q.In("project_id", f.ProjectIDs...)
+	}
+	var out []Publication
+	_, err := c.Get(ctx, accessToken, q, &out)
+	return out, err
+}
+
+// Workflow RPC names, as DESIGN.md's workflow table fixes them.
+const (
+	RPCSubmit         = "submit_for_review"
+	RPCWithdraw       = "withdraw"
+	RPCApprove        = "approve"
+	RPCRequestChanges = "request_changes"
+	RPCSchedule       = "schedule"
+	RPCUnschedule     = "unschedule"
+	RPCPublishNow     = "publish_now"
+	RPCArchive        = "archive"
+	RPCRestore        = "restore"
+	RPCAddReview      = "add_review"
+)
+
+// TransitionArgs are the arguments of a workflow RPC. Only those the RPC declares are sent,
+// since PostgREST refuses unknown argument names.
+type TransitionArgs struct {
+	PublicationID   string
+	Note            string
+	ScheduledFor    time.Time
+	ExpectedVersion int // 0 means "do not check"
+}
+
+// Transition calls one workflow RPC (not add_review) and returns the updated publication. A
+// stale ExpectedVersion or a status that does not allow the move is an *Error with status 409
+// whose message says what happened.
+func (c *Client) Transition(ctx context.Context, accessToken, rpc string, a TransitionArgs) (*Publication, error) {
+	args := map[string]any{"publication_id": a.PublicationID}
+	switch rpc {
+	case RPCSubmit, RPCWithdraw, RPCApprove, RPCRequestChanges, RPCArchive:
+		args["note"] = a.Note
+	case RPCSchedule:
+		args["scheduled_for"] = a.ScheduledFor.UTC().Format(time.RFC3339)
+	}
+	if a.ExpectedVersion > 0 {
+		args["expected_version"] = a.ExpectedVersion
+	}
+	var p Publication
+	if err := c.RPC(ctx, accessToken, rpc, args, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// AddReview leaves a comment review without changing the publication's status.
+func (c *Client) AddReview(ctx context.Context, accessToken, publicationID, note string) (*Review, error) {
+	var r Review
+	err := c.RPC(ctx, accessToken, RPCAddReview, map[string]any{"publication_id": publicationID, "note": note}, &r)
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
