@@ -35,7 +35,7 @@ var fixtureMembers = []struct{ user, project, role string }{
 	{"viewerA", "A", "viewer"}, {"ownerB", "B", "owner"}, {"editorB", "B", "editor"},
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	db := pgtest.New(t)
 	ctx := context.Background()
@@ -63,7 +63,7 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func mustScan(t *testing.T, row pgx.Row, dst ...any) {
+func mustScan(t testing.TB, row pgx.Row, dst ...any) {
 	t.Helper()
 	if err := row.Scan(dst...); err != nil {
 		t.Fatal(err)

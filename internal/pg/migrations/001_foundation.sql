@@ -231,6 +231,8 @@ create table public.publications (
 );
 -- The review queue: one project, one status, newest first.
 create index publications_queue_idx on public.publications (project_id, status, created_at desc);
+-- The queue across all of a person's projects: walk one status newest first, keep their rows.
+create index publications_status_idx on public.publications (status, created_at desc);
 -- The schedule and the scheduler: what is due, in order.
 create index publications_due_idx on public.publications (scheduled_for) where status = 'scheduled';
 create index publications_collection_idx on public.publications (collection_id);

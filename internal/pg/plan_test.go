@@ -1,0 +1,91 @@
+package pg_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"masthead/internal/pg"
+)
+
+// bulk fills both fixture projects with n publications each over every status, bypassing the
+// workflow triggers (fixture data only: no caller can do this).
+func (f *fixture) bulk(t testing.TB, n int) {
+	t.Helper()
+	ctx := context.Background()
+	own := f.db.Owner(t)
+	for _, q := range []string{
+		`set session_replication_role = replica`,
+		`insert into publications (project_id, title, slug, body, status, scheduled_for, author_id, created_at)
+		 select p.id, 'Bulk ' || g, 'bulk-' || g, 'body', s.status,
+		        case when s.status = 'scheduled' then now() + g * interval '1 minute' end,
+		        $3::uuid, now() - g * interval '1 second'
+		 from (values ($1::uuid), ($2::uuid)) p(id), generate_series(1, $4) g,
+		      lateral (select (array['draft','reviewing','reviewing','changes_requested','approved','scheduled','published','published','archived'])[1 + g % 9] as status) s`,
+		`set session_replication_role = origin`,
+		`analyze`,
+	} {
+		args := []any{}
+		if strings.Contains(q, "$4") {
+			args = []any{f.projA, f.projB, f.users["editorA"], n}
+		}
+		if _, err := own.Exec(ctx, q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// explain returns the plan of q as the given user.
+func (f *fixture) explain(t *testing.T, user, q string, args ...any) string {
+	t.Helper()
+	var lines []string
+	err := pg.WithCaller(context.Background(), f.db.Pool, f.caller(user), pg.ReadOnly, func(tx pgx.Tx) error {
+		rows, err := tx.Query(context.Background(), "explain "+q, args...)
+		if err != nil {
+			return err
+		}
+		lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestQueuePlansUseIndexes: under RLS, the review queue, a point read (the membership check)
+// and the scheduler's due scan probe indexes; none scans publications sequentially.
+func TestQueuePlansUseIndexes(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.bulk(t, 20000)
+	var one string
+	mustScan(t, f.db.Owner(t).QueryRow(context.Background(), `select id from publications where project_id = $1 limit 1`, f.projA), &one)
+	cases := []struct {
+		name, user, q string
+		args          []any
+		want          string
+	}{
+		{"queue of one project", "reviewerA",
+			`select id, title, status, scheduled_for from publications where project_id = $1 and status = 'reviewing' order by created_at desc limit 20`,
+			[]any{f.projA}, "publications_queue_idx"},
+		{"queue of all my projects", "reviewerA",
+			`select id, title, status, scheduled_for from publications where status = 'reviewing' order by created_at desc limit 20`,
+			nil, "publications_status_idx"},
+		{"point read", "viewerA", `select * from publications where id = $1`, []any{one}, "publications_pkey"},
+		{"schedule", "leadA",
+			`select id from publications where status = 'scheduled' and scheduled_for < now() + interval '7 days' order by scheduled_for`,
+			nil, "publications_due_idx"},
+	}
+	for _, c := range cases {
+		plan := f.explain(t, c.user, c.q, c.args...)
+		if strings.Contains(plan, "Seq Scan on publications") {
+			t.Errorf("%s: sequential scan:\n%s", c.name, plan)
+		}
+		if c.want != "" && !strings.Contains(plan, c.want) {
+			t.Errorf("%s: plan does not use %s:\n%s", c.name, c.want, plan)
+		}
+	}
+}
