@@ -1,0 +1,120 @@
+package auth
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Error is a refusal with GoTrue's status, error code and message. Cause, when set, is logged
+// and never shown.
+type Error struct {
+	Status     int
+	Code       string
+	Msg        string
+	RetryAfter time.Duration // for 429
+	Cause      error
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Msg }
+func (e *Error) Unwrap() error { return e.Cause }
+
+// GoTrue's error codes used here (supabase/auth internal/api/apierrors/errorcode.go).
+const (
+	CodeInvalidCredentials      = "invalid_credentials"
+	CodeValidationFailed        = "validation_failed"
+	CodeBadJSON                 = "bad_json"
+	CodeRefreshTokenNotFound    = "refresh_token_not_found"
+	CodeRefreshTokenAlreadyUsed = "refresh_token_already_used"
+	CodeSessionNotFound         = "session_not_found"
+	CodeNoAuthorization         = "no_authorization"
+	CodeBadJWT                  = "bad_jwt"
+	CodeUserBanned              = "user_banned"
+	CodeOverRequestRateLimit    = "over_request_rate_limit"
+	CodeUnexpectedFailure       = "unexpected_failure"
+)
+
+func isAPIError(err error) bool {
+	var e *Error
+	return errors.As(err, &e)
+}
+
+func apiError(status int, code, msg string) *Error { return &Error{Status: status, Code: code, Msg: msg} }
+
+var (
+	errInvalidCredentials = apiError(http.StatusBadRequest, CodeInvalidCredentials, "Invalid login credentials")
+	errNoAuthorization    = apiError(http.StatusUnauthorized, CodeNoAuthorization, "This endpoint requires a valid Bearer token")
+	errSessionNotFound    = apiError(http.StatusForbidden, CodeSessionNotFound, "Session from session_id claim in JWT does not exist")
+	errRefreshNotFound    = apiError(http.StatusBadRequest, CodeRefreshTokenNotFound, "Invalid Refresh Token: Refresh Token Not Found")
+	errRefreshUsed        = apiError(http.StatusBadRequest, CodeRefreshTokenAlreadyUsed, "Invalid Refresh Token: Already Used")
+	errRefreshNoSession   = apiError(http.StatusBadRequest, CodeSessionNotFound, "Invalid Refresh Token: No Valid Session Found")
+	errUserBanned         = apiError(http.StatusBadRequest, CodeUserBanned, "User is banned")
+)
+
+func validationError(msg string) *Error {
+	return apiError(http.StatusBadRequest, CodeValidationFailed, msg)
+}
+
+// badJWT is GoTrue's 403 for a bearer token that does not verify; reason comes from Verify.
+func badJWT(err error) *Error {
+	return &Error{Status: http.StatusForbidden, Code: CodeBadJWT,
+		Msg: "invalid JWT: unable to parse or verify signature, " + reasonOf(err), Cause: err}
+}
+
+func reasonOf(err error) string {
+	msg := err.Error()
+	if p := ErrInvalidToken.Error() + ": "; len(msg) > len(p) && msg[:len(p)] == p {
+		return msg[len(p):]
+	}
+	return msg
+}
+
+// apiVersionHeader selects the error body: absent (or older) is GoTrue's initial
+// {code:<status>, error_code, msg}; 2024-01-01 or later is {code:<error code>, message}.
+const (
+	apiVersionHeader = "X-Supabase-Api-Version"
+	apiVersion2024   = "2024-01-01"
+)
+
+// wantsAPI2024 reports whether the request asks for the 2024-01-01 response format.
+func wantsAPI2024(r *http.Request) bool {
+	v := r.Header.Get(apiVersionHeader)
+	if v == "" {
+		return false
+	}
+	t, err := time.Parse(time.DateOnly, v)
+	return err == nil && !t.Before(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+}
+
+// writeError answers err in GoTrue's shape. Anything that is not an *Error is a bug or an
+// outage: it is logged with the request id and answered as unexpected_failure.
+func writeError(c echo.Context, log *slog.Logger, err error) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		log.ErrorContext(c.Request().Context(), "auth: request failed",
+			"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "err", err)
+		e = apiError(http.StatusInternalServerError, CodeUnexpectedFailure,
+			"Unexpected failure, please check server logs for more information")
+	}
+	h := c.Response().Header()
+	h.Set("x-sb-error-code", e.Code)
+	if e.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
+	}
+	if wantsAPI2024(c.Request()) {
+		h.Set(apiVersionHeader, apiVersion2024)
+		return c.JSON(e.Status, struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		}{e.Code, e.Msg})
+	}
+	return c.JSON(e.Status, struct {
+		Code      int    `json:"code"`
+		ErrorCode string `json:"error_code"`
+		Msg       string `json:"msg"`
+	}{e.Status, e.Code, e.Msg})
+}

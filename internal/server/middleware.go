@@ -1,0 +1,151 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+)
+
+// requestID gives every request an id, in the X-Request-Id response header and the access log.
+// A well-formed id sent by a proxy is kept, so one request can be followed across hops.
+func requestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Request().Header.Get(echo.HeaderXRequestID)
+		if !validRequestID(id) {
+			b := make([]byte, 16)
+			_, _ = rand.Read(b)
+			id = hex.EncodeToString(b)
+		}
+		c.Response().Header().Set(echo.HeaderXRequestID, id)
+		return next(c)
+	}
+}
+
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// accessLog writes one line per request. It logs the route pattern, never the query string,
+// headers or body, so tokens, keys and passwords cannot reach the log.
+func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		if err := next(c); err != nil {
+			c.Error(err) // write the error response now, so the status below is final
+		}
+		req, res := c.Request(), c.Response()
+		route := c.Path()
+		if route == "" {
+			route = "unmatched"
+		}
+		s.log.LogAttrs(req.Context(), slog.LevelInfo, "request",
+			slog.String("request_id", res.Header().Get(echo.HeaderXRequestID)),
+			slog.String("method", req.Method),
+			slog.String("route", route),
+			slog.Int("status", res.Status),
+			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+			slog.Int64("bytes", res.Size),
+			slog.String("client_ip", c.RealIP()),
+		)
+		return nil
+	}
+}
+
+// recover turns a panic into a 500 and logs it with its stack, keeping the process alive.
+func (s *Server) recover(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler {
+					panic(r)
+				}
+				s.log.ErrorContext(c.Request().Context(), "server: panic",
+					"request_id", c.Response().Header().Get(echo.HeaderXRequestID),
+					"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				err = errors.New("panic")
+			}
+		}()
+		return next(c)
+	}
+}
+
+// httpError answers errors no surface handled itself (unknown routes, wrong methods, panics).
+// Internal causes are logged, never shown.
+func (s *Server) httpError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status := http.StatusInternalServerError
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		status = he.Code
+	} else {
+		s.log.ErrorContext(c.Request().Context(), "server: unhandled error",
+			"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "err", err)
+	}
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(status)
+		return
+	}
+	_ = c.JSON(status, map[string]string{"message": http.StatusText(status)})
+}
+
+// apiPrefixes are the client-facing APIs; browsers call them cross-origin with the publishable
+// key and a bearer token (never cookies), so any origin may, as on Supabase.
+var apiPrefixes = []string{"/auth/v1/", "/rest/v1/", "/storage/v1/"}
+
+func cors() echo.MiddlewareFunc {
+	return middleware.CORSWithConfig(middleware.CORSConfig{
+		Skipper: func(c echo.Context) bool {
+			p := c.Request().URL.Path
+			for _, prefix := range apiPrefixes {
+				if strings.HasPrefix(p, prefix) {
+					return false
+				}
+			}
+			return true
+		},
+		AllowOrigins: []string{"*"},
+		AllowHeaders: []string{"apikey", "authorization", "content-type", "x-client-info", "x-supabase-api-version",
+			"accept-profile", "content-profile", "prefer", "range", "x-upsert", "cache-control"},
+		ExposeHeaders: []string{"content-range", "x-sb-error-code", "x-supabase-api-version", "x-request-id", "retry-after"},
+		MaxAge:        86400,
+	})
+}
+
+// bodyLimit caps request bodies; uploads get their own, larger limit where storage mounts.
+var bodyLimit = middleware.BodyLimit("1M")
+
+// ipExtractor decides the client IP for rate limits and logs: the TCP peer, unless the peer is
+// one of the trusted proxies, whose X-Forwarded-For is then believed. Nothing is trusted by
+// default (echo's own default would trust every private network).
+func ipExtractor(trusted []netip.Prefix) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, p := range trusted {
+		opts = append(opts, echo.TrustIPRange(&net.IPNet{IP: p.Masked().Addr().AsSlice(),
+			Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
+}

@@ -1,0 +1,134 @@
+// Package servertest runs the real service for tests: a fresh database per test (pgtest), a
+// generated key set and publishable key, the server from internal/server on a loopback port,
+// and helpers to create users. Only tests import it; it must not be imported by production code.
+package servertest
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"masthead/internal/auth"
+	"masthead/internal/config"
+	"masthead/internal/pg/pgtest"
+	"masthead/internal/server"
+)
+
+// BcryptCost keeps test sign-ins fast; production uses config's default.
+const BcryptCost = 4
+
+// Env is one running service with its own database.
+type Env struct {
+	URL    string // base URL, e.g. http://127.0.0.1:41234
+	Key    string // the publishable key
+	Config config.Config
+	DB     *pgtest.DB
+	Server *server.Server
+	Logs   *Buffer // everything the service logged, as JSON lines
+}
+
+// New starts a service for t, after applying change to its config (may be nil). Rate limits
+// are generous unless change sets them; the server and database are gone when t ends.
+func New(t testing.TB, change func(*config.Config)) *Env {
+	t.Helper()
+	db := pgtest.New(t)
+	keys, err := auth.GenerateKeySet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.DatabaseURL = db.URL
+	cfg.PublishableKey = auth.GeneratePublishableKey()
+	cfg.JWTKeys = string(keys)
+	cfg.BcryptCost = BcryptCost
+	cfg.TokenRateIP = config.Rate{Count: 100000, Per: time.Second, Burst: 100000}
+	cfg.TokenRateAccount = cfg.TokenRateIP
+	ts := httptest.NewUnstartedServer(nil)
+	cfg.PublicURL = "http://" + ts.Listener.Addr().String()
+	if change != nil {
+		change(&cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	logs := &Buffer{}
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv, err := server.New(context.Background(), cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = srv.Handler()
+	ts.Start()
+	t.Cleanup(func() {
+		ts.Close()
+		srv.Close()
+		if t.Failed() {
+			t.Logf("service log:\n%s", logs.String())
+		}
+	})
+	return &Env{URL: ts.URL, Key: cfg.PublishableKey, Config: cfg, DB: db, Server: srv, Logs: logs}
+}
+
+// User is a fixture user.
+type User struct {
+	ID, Email, Password string
+}
+
+// CreateUser inserts a confirmed user with a bcrypt hash of password, as the cluster owner
+// (no user could create another), and returns it.
+func (e *Env) CreateUser(t testing.TB, email, password string) User {
+	t.Helper()
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), e.Config.BcryptCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	err = e.DB.Owner(t).QueryRow(context.Background(), `
+		insert into auth.users (email, encrypted_password, email_confirmed_at, raw_user_meta_data)
+		values ($1, $2, now(), jsonb_build_object('name', split_part($1, '@', 1)))
+		returning id::text`, email, string(hash)).Scan(&id)
+	if err != nil {
+		t.Fatalf("servertest: create user %s: %v", email, err)
+	}
+	return User{ID: id, Email: email, Password: password}
+}
+
+// Buffer is a goroutine-safe log sink.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// Lines returns the log lines whose text contains every one of subs.
+func (b *Buffer) Lines(subs ...string) []string {
+	var out []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		ok := l != ""
+		for _, s := range subs {
+			ok = ok && strings.Contains(l, s)
+		}
+		if ok {
+			out = append(out, l)
+		}
+	}
+	return out
+}
