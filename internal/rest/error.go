@@ -16,7 +16,10 @@ type Error struct {
 	Message string
 	Details string // empty renders as null, as PostgREST does
 	Hint    string // empty renders as null
-	cause   error
+	// DetailsJSON replaces Details when PostgREST answers structured
+	// details (the candidate list of an ambiguous embed).
+	DetailsJSON json.RawMessage
+	cause       error
 }
 
 func (e *Error) Error() string {
@@ -35,7 +38,11 @@ func (e *Error) MarshalJSON() ([]byte, error) {
 	b.WriteString(`{"code":`)
 	writeJSONString(&b, e.Code)
 	b.WriteString(`,"details":`)
-	writeNullable(&b, e.Details)
+	if e.DetailsJSON != nil {
+		b.Write(e.DetailsJSON)
+	} else {
+		writeNullable(&b, e.Details)
+	}
 	b.WriteString(`,"hint":`)
 	writeNullable(&b, e.Hint)
 	b.WriteString(`,"message":`)

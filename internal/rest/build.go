@@ -1,0 +1,362 @@
+package rest
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// sqlb accumulates one statement and its bind parameters. Identifiers come
+// only from the schema cache (quoted there with pgx.Identifier); every
+// value from the request becomes a $n parameter.
+type sqlb struct {
+	strings.Builder
+	args    []any
+	aliases int
+}
+
+func (q *sqlb) param(v any) {
+	q.args = append(q.args, v)
+	q.WriteByte('$')
+	q.WriteString(strconv.Itoa(len(q.args)))
+}
+
+// alias returns a fresh table alias; aliases are generated, never taken
+// from the request, so self-joins and repeated embeds cannot collide.
+func (q *sqlb) alias(prefix string) string {
+	q.aliases++
+	return `"` + prefix + strconv.Itoa(q.aliases) + `"`
+}
+
+func quoteIdent(s string) string { return pgx.Identifier{s}.Sanitize() }
+
+// level writes SELECT <items> FROM <source> AS alias WHERE … ORDER BY …
+// LIMIT … for one node. source is the node's table unless a write or a
+// function call supplies the rows; parent is the parent level's alias.
+// rootOfWrite skips the root's own conditions and range, which the write
+// statement has already applied.
+func (q *sqlb) level(n *node, alias, parent, source string, rootOfWrite bool) {
+	q.WriteString("SELECT ")
+	for i, o := range n.out {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.outItem(o, alias)
+		q.WriteString(" AS ")
+		q.WriteString(quoteIdent(o.name))
+	}
+	if source == "" {
+		source = n.table.quoted
+	}
+	q.WriteString(" FROM ")
+	q.WriteString(source)
+	q.WriteString(" AS ")
+	q.WriteString(alias)
+	junction := q.from(n)
+	if rootOfWrite {
+		if inner := n.innerEmbeds(); len(inner) > 0 {
+			q.WriteString(" WHERE ")
+			q.conjunction(nil, alias, parent, junction, inner)
+		}
+	} else {
+		q.where(n, alias, parent, junction)
+	}
+	q.orderBy(n, alias)
+	if !rootOfWrite {
+		q.limit(n.limit, n.offset)
+	}
+}
+
+// from adds the junction table of a many-to-many embed and returns its
+// alias ("" for direct relationships).
+func (q *sqlb) from(n *node) string {
+	if n.rel == nil || n.rel.Junction == nil {
+		return ""
+	}
+	j := q.alias("j")
+	q.WriteString(", ")
+	q.WriteString(pgx.Identifier{exposedSchema, n.rel.Junction.Table}.Sanitize())
+	q.WriteString(" AS ")
+	q.WriteString(j)
+	return j
+}
+
+func (q *sqlb) limit(limit, offset int64) {
+	if limit >= 0 {
+		q.WriteString(" LIMIT ")
+		q.param(limit)
+	}
+	if offset > 0 {
+		q.WriteString(" OFFSET ")
+		q.param(offset)
+	}
+}
+
+func (n *node) innerEmbeds() []*node {
+	var out []*node
+	for _, e := range n.embeds {
+		if e.join == JoinInner {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// where writes the join to the parent, the node's conditions and one
+// EXISTS per !inner embed, joined with AND.
+func (q *sqlb) where(n *node, alias, parent, junction string) {
+	if n.rel == nil && len(n.conds) == 0 && len(n.innerEmbeds()) == 0 {
+		return
+	}
+	q.WriteString(" WHERE ")
+	q.conjunction(n, alias, parent, junction, n.innerEmbeds())
+}
+
+// conjunction writes join AND conds AND inner exists; n may be nil to
+// write only the inner embeds.
+func (q *sqlb) conjunction(n *node, alias, parent, junction string, inner []*node) {
+	first := true
+	and := func() {
+		if !first {
+			q.WriteString(" AND ")
+		}
+		first = false
+	}
+	if n != nil && n.rel != nil {
+		and()
+		q.join(n.rel, alias, parent, junction)
+	}
+	if n != nil {
+		for _, c := range n.conds {
+			and()
+			q.cond(c, alias)
+		}
+	}
+	for _, e := range inner {
+		and()
+		q.exists(e, alias)
+	}
+}
+
+// join writes the relationship condition between a level (alias) and its
+// parent: equal key columns, or both keys of the junction table.
+func (q *sqlb) join(r *Relationship, alias, parent, junction string) {
+	pairs := func(a string, b string, ps []ColPair) {
+		for i, p := range ps {
+			if i > 0 {
+				q.WriteString(" AND ")
+			}
+			q.WriteString(a + "." + quoteIdent(p.From) + " = " + b + "." + quoteIdent(p.To))
+		}
+	}
+	if j := r.Junction; j != nil {
+		pairs(junction, parent, j.Left)
+		q.WriteString(" AND ")
+		pairs(junction, alias, j.Right)
+		return
+	}
+	pairs(parent, alias, r.Cols)
+}
+
+// exists writes EXISTS (…) for a child level: the rows !inner and
+// rel=not.is.null require.
+func (q *sqlb) exists(e *node, parent string) {
+	a := q.alias("x")
+	q.WriteString("EXISTS (SELECT 1 FROM ")
+	q.WriteString(e.table.quoted)
+	q.WriteString(" AS ")
+	q.WriteString(a)
+	j := q.from(e)
+	q.where(e, a, parent, j)
+	q.WriteByte(')')
+}
+
+func (q *sqlb) outItem(o outItem, alias string) {
+	if o.embed == nil {
+		if o.cast != "" {
+			q.WriteByte('(')
+		}
+		q.column(alias, o.col, o.json)
+		if o.cast != "" {
+			q.WriteString(")::")
+			q.WriteString(o.cast)
+		}
+		return
+	}
+	e := o.embed
+	s := q.alias("s")
+	a := q.alias("t")
+	if e.rel.Card.ToOne() {
+		q.WriteString("(SELECT row_to_json(" + s + ") FROM (")
+		q.level(e, a, alias, "", false)
+		q.WriteString(") AS " + s + ")")
+		return
+	}
+	q.WriteString("COALESCE((SELECT json_agg(" + s + ") FROM (")
+	q.level(e, a, alias, "", false)
+	q.WriteString(") AS " + s + "), '[]'::json)")
+}
+
+// column writes alias.col with its JSON path; keys and indexes are
+// parameters.
+func (q *sqlb) column(alias string, c *Column, path []JSONStep) {
+	q.WriteString(alias)
+	q.WriteByte('.')
+	q.WriteString(c.quoted)
+	for _, st := range path {
+		if st.Text {
+			q.WriteString(" ->> ")
+		} else {
+			q.WriteString(" -> ")
+		}
+		q.param(st.Key)
+		if st.Index {
+			q.WriteString("::integer")
+		} else {
+			q.WriteString("::text")
+		}
+	}
+}
+
+var sqlOps = map[Operator]string{
+	OpEq: "=", OpNeq: "<>", OpGt: ">", OpGte: ">=", OpLt: "<", OpLte: "<=",
+	OpLike: "LIKE", OpILike: "ILIKE", OpMatch: "~", OpIMatch: "~*",
+	OpCs: "@>", OpCd: "<@", OpOv: "&&", OpSl: "<<", OpSr: ">>", OpNxr: "&<", OpNxl: "&>", OpAdj: "-|-",
+	OpIsDistinct: "IS DISTINCT FROM",
+}
+
+var ftsFuncs = map[Operator]string{
+	OpFts: "to_tsquery", OpPlFts: "plainto_tsquery", OpPhFts: "phraseto_tsquery", OpWFts: "websearch_to_tsquery",
+}
+
+var isSQL = map[string]string{
+	"null": " IS NULL", "not_null": " IS NOT NULL", "true": " IS TRUE", "false": " IS FALSE", "unknown": " IS UNKNOWN",
+}
+
+func (q *sqlb) cond(c cond, alias string) {
+	if c.group {
+		if c.not {
+			q.WriteString("NOT ")
+		}
+		q.WriteByte('(')
+		for i, k := range c.kids {
+			if i > 0 {
+				if c.or {
+					q.WriteString(" OR ")
+				} else {
+					q.WriteString(" AND ")
+				}
+			}
+			q.cond(k, alias)
+		}
+		q.WriteByte(')')
+		return
+	}
+	e := c.expr
+	if c.embed != nil {
+		// embed=is.null means no related row; not.is.null and is.not_null
+		// mean at least one.
+		exists := (e.Value == "not_null") != e.Not
+		if !exists {
+			q.WriteString("NOT ")
+		}
+		q.exists(c.embed, alias)
+		return
+	}
+	if e.Not {
+		q.WriteString("NOT (")
+	}
+	q.column(alias, c.col, c.json)
+	switch {
+	case e.Op == OpIs:
+		q.WriteString(isSQL[e.Value])
+	case e.Op == OpIn:
+		q.WriteString(" = ANY(")
+		q.param(arrayLiteral(e.List))
+		q.WriteByte(')')
+	case ftsFuncs[e.Op] != "":
+		q.WriteString(" @@ " + ftsFuncs[e.Op] + "(")
+		if e.Language != "" {
+			q.param(e.Language)
+			q.WriteString("::regconfig, ")
+		}
+		q.param(e.Value)
+		q.WriteByte(')')
+	default:
+		v := e.Value
+		if e.Op == OpLike || e.Op == OpILike {
+			v = strings.ReplaceAll(v, "*", "%")
+		}
+		q.WriteString(" " + sqlOps[e.Op] + " ")
+		switch e.Quant {
+		case QuantAny:
+			q.WriteString("ANY(")
+		case QuantAll:
+			q.WriteString("ALL(")
+		}
+		q.param(v)
+		if e.Quant != QuantNone {
+			q.WriteByte(')')
+		}
+	}
+	if e.Not {
+		q.WriteByte(')')
+	}
+}
+
+// arrayLiteral renders in.(…) values as a PostgreSQL array literal, every
+// element quoted, so PostgreSQL parses it as an array of the column's type.
+func arrayLiteral(vals []string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, v := range vals {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		for _, r := range v {
+			if r == '"' || r == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+func (q *sqlb) orderBy(n *node, alias string) {
+	if len(n.order) == 0 {
+		return
+	}
+	q.WriteString(" ORDER BY ")
+	for i, o := range n.order {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		if o.embed != nil {
+			a := q.alias("o")
+			q.WriteString("(SELECT ")
+			q.column(a, o.col, o.json)
+			q.WriteString(" FROM " + o.embed.table.quoted + " AS " + a + " WHERE ")
+			q.join(o.embed.rel, a, alias, "")
+			q.WriteByte(')')
+		} else {
+			q.column(alias, o.col, o.json)
+		}
+		switch o.dir {
+		case DirAsc:
+			q.WriteString(" ASC")
+		case DirDesc:
+			q.WriteString(" DESC")
+		}
+		switch o.nulls {
+		case NullsFirst:
+			q.WriteString(" NULLS FIRST")
+		case NullsLast:
+			q.WriteString(" NULLS LAST")
+		}
+	}
+}

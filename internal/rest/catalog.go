@@ -1,0 +1,221 @@
+package rest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+)
+
+const tablesSQL = `
+select c.relname, c.relkind in ('v', 'm'),
+       a.attname, format_type(a.atttypid, a.atttypmod), not a.attnotnull, a.attgenerated <> ''
+from pg_class c
+join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+where c.relnamespace = $1::regnamespace and c.relkind in ('r', 'p', 'v', 'm', 'f')
+order by c.relname, a.attnum`
+
+func loadTables(ctx context.Context, tx pgx.Tx, s *Schema) error {
+	rows, err := tx.Query(ctx, tablesSQL, exposedSchema)
+	if err != nil {
+		return fmt.Errorf("tables: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var tname string
+		var isView bool
+		col := &Column{}
+		if err := rows.Scan(&tname, &isView, &col.Name, &col.Type, &col.Nullable, &col.Generated); err != nil {
+			return fmt.Errorf("tables: %w", err)
+		}
+		t := s.Tables[tname]
+		if t == nil {
+			t = &Table{Name: tname, IsView: isView, ColumnByName: map[string]*Column{},
+				quoted: pgx.Identifier{exposedSchema, tname}.Sanitize()}
+			s.Tables[tname] = t
+		}
+		col.quoted = pgx.Identifier{col.Name}.Sanitize()
+		t.Columns = append(t.Columns, col)
+		t.ColumnByName[col.Name] = col
+	}
+	return rows.Err()
+}
+
+// keysSQL lists primary keys, unique constraints and foreign keys between
+// tables of the exposed schema, each with its columns in key order.
+const keysSQL = `
+select con.conname, con.contype, c.relname, coalesce(f.relname, ''),
+       array(select a.attname from unnest(con.conkey) with ordinality k(n, i)
+             join pg_attribute a on a.attrelid = con.conrelid and a.attnum = k.n order by k.i)::text[],
+       array(select a.attname from unnest(coalesce(con.confkey, '{}')) with ordinality k(n, i)
+             join pg_attribute a on a.attrelid = con.confrelid and a.attnum = k.n order by k.i)::text[]
+from pg_constraint con
+join pg_class c on c.oid = con.conrelid
+left join pg_class f on f.oid = con.confrelid
+where c.relnamespace = $1::regnamespace
+  and (con.contype in ('p', 'u') or (con.contype = 'f' and f.relnamespace = $1::regnamespace))
+  and con.conparentid = 0
+order by con.contype desc, c.relname, con.conname`
+
+type fkey struct {
+	name, table, foreign string
+	cols                 []ColPair
+}
+
+func loadKeys(ctx context.Context, tx pgx.Tx, s *Schema) error {
+	rows, err := tx.Query(ctx, keysSQL, exposedSchema)
+	if err != nil {
+		return fmt.Errorf("keys: %w", err)
+	}
+	defer rows.Close()
+	var fks []fkey
+	for rows.Next() {
+		var name, kind, table, foreign string
+		var cols, fcols []string
+		if err := rows.Scan(&name, &kind, &table, &foreign, &cols, &fcols); err != nil {
+			return fmt.Errorf("keys: %w", err)
+		}
+		t := s.Tables[table]
+		if t == nil {
+			continue
+		}
+		switch kind {
+		case "p":
+			t.PK = cols
+			t.Uniques = append(t.Uniques, cols)
+		case "u":
+			t.Uniques = append(t.Uniques, cols)
+		case "f":
+			if s.Tables[foreign] == nil || len(cols) != len(fcols) {
+				continue
+			}
+			fk := fkey{name: name, table: table, foreign: foreign}
+			for i := range cols {
+				fk.cols = append(fk.cols, ColPair{From: cols[i], To: fcols[i]})
+			}
+			fks = append(fks, fk)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	addRelationships(s, fks)
+	return nil
+}
+
+// addRelationships derives every relationship PostgREST would: each
+// foreign key gives many-to-one (or one-to-one when its columns are unique)
+// and the inverse; a table whose primary key covers two foreign keys links
+// their targets many-to-many.
+func addRelationships(s *Schema, fks []fkey) {
+	for _, fk := range fks {
+		t, f := s.Tables[fk.table], s.Tables[fk.foreign]
+		oneToOne := t.isUnique(fromCols(fk.cols))
+		card, inv := ManyToOne, OneToMany
+		if oneToOne {
+			card, inv = OneToOne, OneToOne
+		}
+		t.Rels = append(t.Rels, &Relationship{Table: t.Name, Foreign: f.Name, Card: card, Constraint: fk.name, Cols: fk.cols})
+		f.Rels = append(f.Rels, &Relationship{Table: f.Name, Foreign: t.Name, Card: inv, Constraint: fk.name, Cols: swapPairs(fk.cols)})
+	}
+	for _, left := range fks {
+		for _, right := range fks {
+			if left.table != right.table || left.name == right.name {
+				continue
+			}
+			jt := s.Tables[left.table]
+			both := append(fromCols(left.cols), fromCols(right.cols)...)
+			if !subset(both, jt.PK) {
+				continue
+			}
+			origin := s.Tables[left.foreign]
+			origin.Rels = append(origin.Rels, &Relationship{
+				Table: left.foreign, Foreign: right.foreign, Card: ManyToMany,
+				Junction: &Junction{Table: jt.Name, LeftConstraint: left.name, RightConstraint: right.name, Left: left.cols, Right: right.cols},
+			})
+		}
+	}
+}
+
+func (t *Table) isUnique(cols []string) bool {
+	for _, u := range t.Uniques {
+		if len(u) == len(cols) && subset(u, cols) {
+			return true
+		}
+	}
+	return false
+}
+
+func fromCols(ps []ColPair) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.From
+	}
+	return out
+}
+
+func swapPairs(ps []ColPair) []ColPair {
+	out := make([]ColPair, len(ps))
+	for i, p := range ps {
+		out[i] = ColPair{From: p.To, To: p.From}
+	}
+	return out
+}
+
+func subset(a, b []string) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// functionsSQL lists plain functions of the exposed schema with their
+// input arguments. Functions with unnamed inputs cannot be called with
+// named JSON arguments and are skipped, as PostgREST does.
+const functionsSQL = `
+select p.proname, p.provolatile::text, p.proretset, p.prorettype = 'void'::regtype,
+       format_type(p.prorettype, null), coalesce(rt.relname, ''), t.typtype = 'c' or coalesce(p.proargmodes::text[] && '{t,b,o}', false),
+       array(select coalesce(x.name, '') from unnest(p.proargnames, coalesce(p.proallargtypes, p.proargtypes::oid[]), p.proargmodes::text[])
+               with ordinality as x(name, typ, mode, i) where x.mode is null or x.mode in ('i', 'b', 'v') order by x.i)::text[],
+       array(select format_type(x.typ, null) from unnest(p.proargnames, coalesce(p.proallargtypes, p.proargtypes::oid[]), p.proargmodes::text[])
+               with ordinality as x(name, typ, mode, i) where x.mode is null or x.mode in ('i', 'b', 'v') order by x.i)::text[],
+       p.pronargs, p.pronargdefaults
+from pg_proc p
+join pg_type t on t.oid = p.prorettype
+left join pg_class rt on rt.oid = t.typrelid and rt.relnamespace = $1::regnamespace
+where p.pronamespace = $1::regnamespace and p.prokind = 'f' and t.oid <> 'trigger'::regtype
+order by p.proname`
+
+func loadFunctions(ctx context.Context, tx pgx.Tx, s *Schema) error {
+	rows, err := tx.Query(ctx, functionsSQL, exposedSchema)
+	if err != nil {
+		return fmt.Errorf("functions: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		f := &Function{}
+		var vol string
+		var names, types []string
+		var nargs, ndefaults int16
+		if err := rows.Scan(&f.Name, &vol, &f.ReturnsSet, &f.ReturnsVoid, &f.ReturnType, &f.ReturnTable, &f.Composite,
+			&names, &types, &nargs, &ndefaults); err != nil {
+			return fmt.Errorf("functions: %w", err)
+		}
+		f.Volatile = vol[0]
+		callable := true
+		for i, n := range names {
+			if n == "" {
+				callable = false
+				break
+			}
+			f.Args = append(f.Args, Arg{Name: n, Type: types[i], Required: i < int(nargs-ndefaults)})
+		}
+		if callable {
+			s.Functions[f.Name] = append(s.Functions[f.Name], f)
+		}
+	}
+	return rows.Err()
+}

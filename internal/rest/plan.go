@@ -1,0 +1,270 @@
+package rest
+
+import (
+	"net/http"
+	"strings"
+)
+
+// node is one level of a read: the root resource or one embed, with
+// everything the query string asked of that level, checked against the
+// schema cache. The SQL builder only ever reads names from here.
+type node struct {
+	table  *Table
+	name   string        // JSON key of an embed
+	rel    *Relationship // how the node joins its parent; nil at the root
+	join   JoinType
+	out    []outItem
+	embeds []*node
+	conds  []cond
+	order  []orderItem
+	offset int64
+	limit  int64 // -1: none
+}
+
+// outItem is one key of the JSON object: a column or an embed.
+type outItem struct {
+	name  string
+	col   *Column
+	json  []JSONStep
+	cast  string // canonical SQL type from castTypes
+	embed *node
+}
+
+// cond is a leaf condition on a column, a null test on an embed, or an
+// and/or group of conds.
+type cond struct {
+	not, or bool
+	kids    []cond
+	group   bool
+	col     *Column
+	json    []JSONStep
+	embed   *node
+	expr    OpExpr
+}
+
+type orderItem struct {
+	embed *node // set when ordering by a to-one embed's column
+	col   *Column
+	json  []JSONStep
+	dir   Direction
+	nulls Nulls
+}
+
+// castTypes is the allowlist for col::type: the key is what a client may
+// write, the value the SQL emitted. Nothing else reaches SQL as a type.
+var castTypes = map[string]string{
+	"text": "text", "varchar": "varchar", "char": "char", "name": "name",
+	"int": "integer", "integer": "integer", "int4": "integer", "int2": "smallint", "smallint": "smallint",
+	"int8": "bigint", "bigint": "bigint", "numeric": "numeric", "decimal": "numeric",
+	"real": "real", "float4": "real", "float8": "double precision", "double precision": "double precision",
+	"boolean": "boolean", "bool": "boolean", "json": "json", "jsonb": "jsonb", "uuid": "uuid",
+	"date": "date", "time": "time", "timestamp": "timestamp", "timestamptz": "timestamptz", "interval": "interval",
+}
+
+func errNoTable(name string) *Error {
+	return &Error{Status: http.StatusNotFound, Code: "PGRST205",
+		Message: "Could not find the table '" + exposedSchema + "." + name + "' in the schema cache"}
+}
+
+func errNoColumn(t *Table, col string) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: "42703",
+		Message: "column " + t.Name + "." + col + " does not exist"}
+}
+
+func errNotEmbedded(name string) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: "PGRST108",
+		Message: "'" + name + "' is not an embedded resource in this request",
+		Hint:    "Verify that '" + name + "' is included in the 'select' query parameter."}
+}
+
+// table looks up a table of the exposed schema by its URL name.
+func (s *Schema) table(name string) (*Table, *Error) {
+	t := s.Tables[name]
+	if t == nil {
+		return nil, errNoTable(name)
+	}
+	return t, nil
+}
+
+// planRead checks a parsed query against the schema and returns the tree
+// of levels to read. maxRows caps the root, as PostgREST's db-max-rows.
+func (s *Schema) planRead(t *Table, q *Query) (*node, *Error) {
+	root := &node{table: t, limit: -1}
+	if err := s.planSelect(root, q.Select, 0); err != nil {
+		return nil, err
+	}
+	if err := root.applyQuery(q); err != nil {
+		return nil, err
+	}
+	return root, nil
+}
+
+// applyQuery attaches filters, logic trees, order and ranges to the
+// levels their embed paths name.
+func (root *node) applyQuery(q *Query) *Error {
+	for _, f := range q.Filters {
+		n, err := root.find(f.Path)
+		if err != nil {
+			return err
+		}
+		c, err := n.leaf(f.Field, f.Expr)
+		if err != nil {
+			return err
+		}
+		n.conds = append(n.conds, c)
+	}
+	for _, l := range q.Logic {
+		n, err := root.find(l.Path)
+		if err != nil {
+			return err
+		}
+		c, err := n.tree(l.Tree)
+		if err != nil {
+			return err
+		}
+		n.conds = append(n.conds, c)
+	}
+	for _, o := range q.Order {
+		n, err := root.find(o.Path)
+		if err != nil {
+			return err
+		}
+		n.order = n.order[:0]
+		for _, t := range o.Terms {
+			it, err := n.orderItem(t)
+			if err != nil {
+				return err
+			}
+			n.order = append(n.order, it)
+		}
+	}
+	for _, r := range q.Ranges {
+		n, err := root.find(r.Path)
+		if err != nil {
+			return err
+		}
+		n.offset = r.Offset
+		if r.HasLimit {
+			n.limit = r.Limit
+		}
+	}
+	return nil
+}
+
+func (s *Schema) planSelect(n *node, items []SelectItem, depth int) *Error {
+	for _, it := range items {
+		switch {
+		case it.Star:
+			for _, c := range n.table.Columns {
+				n.out = append(n.out, outItem{name: c.Name, col: c})
+			}
+		case it.Embed != nil:
+			rel, err := s.findRel(n.table, it.Embed.Relation, it.Embed.Hint)
+			if err != nil {
+				return err
+			}
+			child := &node{table: s.Tables[rel.Foreign], name: it.Name(), rel: rel, join: it.Embed.Join, limit: -1}
+			if err := s.planSelect(child, it.Embed.Select, depth+1); err != nil {
+				return err
+			}
+			n.embeds = append(n.embeds, child)
+			n.out = append(n.out, outItem{name: child.name, embed: child})
+		default:
+			col := n.table.ColumnByName[it.Field.Name]
+			if col == nil {
+				return errNoColumn(n.table, it.Field.Name)
+			}
+			o := outItem{name: it.Name(), col: col, json: it.Field.JSON}
+			if it.Cast != "" {
+				o.cast = castTypes[strings.ToLower(it.Cast)]
+				if o.cast == "" {
+					return &Error{Status: http.StatusBadRequest, Code: "42704", Message: "type \"" + it.Cast + "\" does not exist"}
+				}
+			}
+			n.out = append(n.out, o)
+		}
+	}
+	return nil
+}
+
+// find walks an embed path (aliases or relation names) from n.
+func (n *node) find(path []string) (*node, *Error) {
+	cur := n
+	for _, name := range path {
+		next := cur.child(name)
+		if next == nil {
+			return nil, errNotEmbedded(name)
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+func (n *node) child(name string) *node {
+	for _, e := range n.embeds {
+		if e.name == name {
+			return e
+		}
+	}
+	for _, e := range n.embeds {
+		if e.table.Name == name {
+			return e
+		}
+	}
+	return nil
+}
+
+// leaf resolves column.op.value, or embed.is.null / embed.not.is.null,
+// which tests whether related rows exist (PostgREST's null filtering on
+// embedded resources).
+func (n *node) leaf(f Field, e OpExpr) (cond, *Error) {
+	if col := n.table.ColumnByName[f.Name]; col != nil {
+		return cond{col: col, json: f.JSON, expr: e}, nil
+	}
+	if emb := n.child(f.Name); emb != nil && len(f.JSON) == 0 {
+		if e.Op != OpIs || (e.Value != "null" && e.Value != "not_null") {
+			return cond{}, &Error{Status: http.StatusBadRequest, Code: "PGRST120",
+				Message: "Bad operator on the '" + f.Name + "' embedded resource",
+				Details: "Only is null or not is null filters are allowed on embedded resources"}
+		}
+		return cond{embed: emb, expr: e}, nil
+	}
+	return cond{}, errNoColumn(n.table, f.Name)
+}
+
+func (n *node) tree(t LogicTree) (cond, *Error) {
+	if t.Leaf != nil {
+		return n.leaf(t.Leaf.Field, t.Leaf.Expr)
+	}
+	c := cond{group: true, not: t.Not, or: t.Or}
+	for _, k := range t.Children {
+		kc, err := n.tree(k)
+		if err != nil {
+			return cond{}, err
+		}
+		c.kids = append(c.kids, kc)
+	}
+	return c, nil
+}
+
+func (n *node) orderItem(t OrderTerm) (orderItem, *Error) {
+	it := orderItem{json: t.Field.JSON, dir: t.Dir, nulls: t.Nulls}
+	on := n
+	if t.Relation != "" {
+		emb := n.child(t.Relation)
+		if emb == nil {
+			return it, errNotEmbedded(t.Relation)
+		}
+		if !emb.rel.Card.ToOne() {
+			return it, &Error{Status: http.StatusBadRequest, Code: "PGRST118",
+				Message: "A related order on '" + emb.table.Name + "' is not possible",
+				Details: "'" + n.table.Name + "' and '" + emb.table.Name + "' do not form a many-to-one or one-to-one relationship"}
+		}
+		it.embed, on = emb, emb
+	}
+	it.col = on.table.ColumnByName[t.Field.Name]
+	if it.col == nil {
+		return it, errNoColumn(on.table, t.Field.Name)
+	}
+	return it, nil
+}

@@ -1,0 +1,152 @@
+package rest
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// exposedSchema is the one schema served over /rest/v1. auth and app are
+// never exposed: only their objects' names in public reach SQL.
+const exposedSchema = "public"
+
+// Schema is a snapshot of the exposed schema read from pg_catalog. It is
+// immutable once built; a reload swaps in a new snapshot, so a request
+// plans against one consistent view.
+type Schema struct {
+	Tables    map[string]*Table
+	Functions map[string][]*Function
+}
+
+// Table is a table or view of the exposed schema.
+type Table struct {
+	Name         string
+	quoted       string // "public"."name", quoted once by pgx.Identifier
+	IsView       bool
+	Columns      []*Column
+	ColumnByName map[string]*Column
+	PK           []string
+	Uniques      [][]string // primary key and unique constraints, for one-to-one detection
+	Rels         []*Relationship
+}
+
+// Column is one column; Type is format_type() output, trusted SQL text
+// from the catalog.
+type Column struct {
+	Name      string
+	quoted    string // "name", quoted once by pgx.Identifier
+	Type      string
+	Nullable  bool
+	Generated bool
+}
+
+// Cardinality of a relationship seen from its origin table.
+type Cardinality uint8
+
+const (
+	ManyToOne Cardinality = iota
+	OneToMany
+	OneToOne
+	ManyToMany
+)
+
+func (c Cardinality) String() string {
+	return [...]string{"many-to-one", "one-to-many", "one-to-one", "many-to-many"}[c]
+}
+
+// ToOne reports whether embedding along c yields an object (or null).
+func (c Cardinality) ToOne() bool { return c == ManyToOne || c == OneToOne }
+
+// ColPair joins a column of the origin (From) to one of the target (To).
+type ColPair struct{ From, To string }
+
+// Relationship is a foreign key seen from one side, or a many-to-many
+// link through a junction table whose primary key covers both keys.
+type Relationship struct {
+	Table      string
+	Foreign    string
+	Card       Cardinality
+	Constraint string
+	Cols       []ColPair // direct relationships
+	Junction   *Junction // many-to-many only
+}
+
+// Junction is the middle table of a many-to-many relationship: Left joins
+// it to the origin, Right to the target (From = junction column).
+type Junction struct {
+	Table                           string
+	LeftConstraint, RightConstraint string
+	Left, Right                     []ColPair
+}
+
+// Function is a function of the exposed schema callable over /rpc.
+type Function struct {
+	Name        string
+	Args        []Arg
+	ReturnType  string // format_type() of the return type
+	ReturnsSet  bool
+	ReturnsVoid bool
+	// ReturnTable is the exposed table whose row type the function returns,
+	// or "" for scalars; embeds on the result resolve against it.
+	ReturnTable string
+	Composite   bool
+	Volatile    byte // 'i', 's' or 'v'
+}
+
+// Arg is one input argument.
+type Arg struct {
+	Name     string
+	Type     string
+	Required bool
+}
+
+// SchemaCache holds the current Schema and reloads it on demand.
+type SchemaCache struct {
+	pool *pgxpool.Pool
+	cur  atomic.Pointer[Schema]
+}
+
+// NewSchemaCache loads the schema once; call Listen to follow reloads.
+func NewSchemaCache(ctx context.Context, pool *pgxpool.Pool) (*SchemaCache, error) {
+	c := &SchemaCache{pool: pool}
+	if err := c.Reload(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Schema returns the current snapshot.
+func (c *SchemaCache) Schema() *Schema { return c.cur.Load() }
+
+// Reload reads pg_catalog again and swaps the snapshot in. The server
+// calls it on SIGHUP; Listen calls it on NOTIFY masthead, 'reload schema'.
+func (c *SchemaCache) Reload(ctx context.Context) error {
+	s, err := loadSchema(ctx, c.pool)
+	if err != nil {
+		return fmt.Errorf("rest: load schema cache: %w", err)
+	}
+	c.cur.Store(s)
+	return nil
+}
+
+// loadSchema runs the catalog queries in one read-only transaction so the
+// snapshot is consistent.
+func loadSchema(ctx context.Context, pool *pgxpool.Pool) (*Schema, error) {
+	s := &Schema{Tables: map[string]*Table{}, Functions: map[string][]*Function{}}
+	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := loadTables(ctx, tx, s); err != nil {
+			return err
+		}
+		if err := loadKeys(ctx, tx, s); err != nil {
+			return err
+		}
+		return loadFunctions(ctx, tx, s)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
