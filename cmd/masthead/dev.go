@@ -11,8 +11,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"masthead/internal/config"
 	"masthead/internal/pg"
 	"masthead/internal/pgrun"
+	"masthead/internal/server"
 )
 
 func init() {
@@ -56,7 +58,29 @@ func runDev(ctx context.Context, args []string, stdout io.Writer, log *slog.Logg
 	fmt.Fprintf(stdout, "Owner:       %s\n", ownerURL)
 
 	// SERVER: start the HTTP service and dashboard on *addr here (owned by internal/server).
-	_ = addr
+	// The publishable key and JWT keys come from the environment, else from the data folder,
+	// where the first run generates them.
+	cfg, err := config.FromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	cfg.Addr, cfg.DatabaseURL = *addr, cluster.URL(pg.LoginRole, devDatabase)
+	if err := server.PrepareDev(*data, &cfg); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	srv, err := server.New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	fmt.Fprintf(stdout, "Service:     %s\n", cfg.BaseURL())
+	fmt.Fprintf(stdout, "Publishable key: %s\n", cfg.PublishableKey)
+	if err := srv.Run(ctx); err != nil {
+		return err
+	}
 
 	<-ctx.Done()
 	return nil
