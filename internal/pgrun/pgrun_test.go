@@ -25,7 +25,7 @@ func TestRestartKeepsData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec(t, c, `create table kept (v text); insert into kept values ('still here')`)
+	runSQL(t, c, `create table kept (v text); insert into kept values ('still here')`)
 	if err := c.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestRestartKeepsData(t *testing.T) {
 	}
 }
 
-func exec(t *testing.T, c *Cluster, sql string) {
+func runSQL(t *testing.T, c *Cluster, sql string) {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, c.URL(Superuser, "postgres"))
