@@ -1,0 +1,97 @@
+// Masthead dashboard behaviour on top of htmx. Every page works without this file: it adds
+// keyboard shortcuts on the queue, moves focus to the part an htmx swap replaced, and reads the
+// outcome out through the page's live region. It never overrides a browser key: shortcuts are
+// single keys without modifiers and are ignored while typing in a field.
+(function () {
+  "use strict";
+  document.documentElement.classList.add("js");
+
+  function typing(el) {
+    if (!el) return false;
+    var tag = el.tagName;
+    return tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || el.isContentEditable;
+  }
+
+  function rows() {
+    return Array.prototype.slice.call(document.querySelectorAll("[data-keyboard-list] [data-row]"));
+  }
+
+  function select(list, i) {
+    list.forEach(function (r) { r.classList.remove("selected"); r.removeAttribute("aria-current"); });
+    var row = list[i];
+    if (!row) return;
+    row.classList.add("selected");
+    row.setAttribute("aria-current", "true");
+    var link = row.querySelector("a");
+    if (link) link.focus();
+  }
+
+  function current(list) {
+    var active = document.activeElement;
+    for (var i = 0; i < list.length; i++) {
+      if (list[i].classList.contains("selected") || list[i].contains(active)) return i;
+    }
+    return -1;
+  }
+
+  function openShortcuts() {
+    var d = document.getElementById("shortcuts");
+    if (d && !d.open && typeof d.showModal === "function") d.showModal();
+  }
+
+  document.addEventListener("keydown", function (e) {
+    if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
+    if (document.querySelector("dialog[open]")) return;
+    var list = rows();
+    if (e.key === "?") {
+      if (!document.getElementById("shortcuts")) return;
+      e.preventDefault();
+      openShortcuts();
+      return;
+    }
+    if (!list.length) return;
+    var i = current(list);
+    if (e.key === "j") {
+      e.preventDefault();
+      select(list, Math.min(i + 1, list.length - 1));
+    } else if (e.key === "k") {
+      e.preventDefault();
+      select(list, Math.max(i - 1, 0));
+    } else if (e.key === "Enter" && i >= 0 && e.target === document.body) {
+      // A focused link or button handles Enter itself; this only covers a selection without focus.
+      var link = list[i].querySelector("a");
+      if (link) { e.preventDefault(); link.click(); }
+    }
+  });
+
+  document.addEventListener("click", function (e) {
+    var b = e.target.closest && e.target.closest("[data-shortcuts-open]");
+    if (b) openShortcuts();
+  });
+
+  function announce(text) {
+    var live = document.getElementById("live");
+    if (!live || !text) return;
+    live.textContent = "";
+    // A fresh text node after a tick makes screen readers read a repeated message again.
+    setTimeout(function () { live.textContent = text; }, 50);
+  }
+
+  document.addEventListener("htmx:afterSettle", function (e) {
+    var root = e.detail && e.detail.elt;
+    if (!root || !root.querySelector) return;
+    // After an outerHTML swap the event may name the replaced element: find the live one by id.
+    var fresh = root.id ? document.getElementById(root.id) : null;
+    var part = fresh || root;
+    if (!part.hasAttribute("data-announce")) {
+      part = part.querySelector("[data-announce]") || part;
+    }
+    announce(part.getAttribute("data-announce"));
+    // Move focus only when the person acted inside the replaced part (a button they pressed
+    // is gone now); while they type in a filter field, focus stays where it is.
+    var active = document.activeElement;
+    if (active && active !== document.body && document.body.contains(active)) return;
+    var target = part.matches("[data-focus]") ? part : part.querySelector("[data-focus]");
+    if (target) target.focus();
+  });
+})();
