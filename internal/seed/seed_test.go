@@ -1,0 +1,448 @@
+package seed
+
+import (
+	"bytes"
+	"context"
+	"image"
+	_ "image/jpeg"
+	_ "image/png"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/crypto/bcrypt"
+
+	"masthead/internal/pg/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+var allStatuses = []string{"draft", "reviewing", "changes_requested", "approved", "scheduled", "published", "archived"}
+
+func TestDemoSeed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	dir := t.TempDir()
+	sum, err := Run(ctx, db.OwnerURL, Options{MediaDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("demo seed: %+v", sum)
+	if sum.Skipped || sum.Projects != 3 || sum.Users != 13 || sum.Publications != 3*len(demoScripts) {
+		t.Fatalf("summary: %+v", sum)
+	}
+	conn := db.Owner(t)
+
+	t.Run("projects", func(t *testing.T) {
+		rows, _ := conn.Query(ctx, `select slug, name, timezone, default_channels from public.projects order by slug`)
+		type proj struct {
+			Slug, Name, Timezone string
+			DefaultChannels      []string
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[proj])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"northwind": "Northwind Daily", "acme-travel": "Acme Travel", "lumen-health": "Lumen Health"}
+		if len(got) != len(want) {
+			t.Fatalf("projects: %+v", got)
+		}
+		for _, p := range got {
+			if want[p.Slug] != p.Name || p.Timezone == "UTC" || len(p.DefaultChannels) < 3 {
+				t.Errorf("project %+v", p)
+			}
+		}
+		var sections, campaigns int
+		if err := conn.QueryRow(ctx, `select count(*) filter (where kind = 'section'), count(*) filter (where kind = 'campaign')
+			from public.collections`).Scan(&sections, &campaigns); err != nil {
+			t.Fatal(err)
+		}
+		if sections < 9 || campaigns != 3 {
+			t.Errorf("collections: %d sections, %d campaigns", sections, campaigns)
+		}
+	})
+
+	t.Run("users and memberships", func(t *testing.T) {
+		users, err := ListUsers(ctx, db.OwnerURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(users) != 13 {
+			t.Fatalf("want 13 users, got %d", len(users))
+		}
+		domains := map[string]string{"northwind.test": "northwind", "acme.test": "acme-travel", "lumen.test": "lumen-health"}
+		for _, u := range users {
+			if u.Name == "" || u.Name == strings.Split(u.Email, "@")[0] {
+				t.Errorf("%s has no display name: %q", u.Email, u.Name)
+			}
+			if u.Email == "multi@masthead.test" {
+				want := []Membership{{"acme-travel", "lead"}, {"northwind", "reviewer"}}
+				if !slices.Equal(u.Memberships, want) {
+					t.Errorf("multi: %+v", u.Memberships)
+				}
+				continue
+			}
+			local, domain, _ := strings.Cut(u.Email, "@")
+			want := []Membership{{domains[domain], local}}
+			if !slices.Equal(u.Memberships, want) {
+				t.Errorf("%s: %+v, want %+v", u.Email, u.Memberships, want)
+			}
+		}
+		var hash string
+		if err := conn.QueryRow(ctx, `select encrypted_password from auth.users where email = 'lead@northwind.test'`).Scan(&hash); err != nil {
+			t.Fatal(err)
+		}
+		if bcrypt.CompareHashAndPassword([]byte(hash), []byte(DefaultPassword)) != nil {
+			t.Error("the demo password does not match the stored hash")
+		}
+	})
+
+	t.Run("publications cover every status", func(t *testing.T) {
+		checkStatuses(t, conn, 30)
+	})
+
+	t.Run("history comes from the RPCs", func(t *testing.T) {
+		checkHistory(t, conn, "rpc")
+		var verdicts, comments, emptyNotes int
+		if err := conn.QueryRow(ctx, `select count(*) filter (where verdict <> 'comment'),
+			count(*) filter (where verdict = 'comment'), count(*) filter (where btrim(notes) = '' and verdict <> 'approved')
+			from public.reviews`).Scan(&verdicts, &comments, &emptyNotes); err != nil {
+			t.Fatal(err)
+		}
+		if verdicts == 0 || comments == 0 || emptyNotes != 0 {
+			t.Errorf("reviews: %d verdicts, %d comments, %d without notes", verdicts, comments, emptyNotes)
+		}
+		// Nobody approved their own work, and every approval has its review row.
+		var selfApproved, approvals, approvedReviews int
+		if err := conn.QueryRow(ctx, `select
+			(select count(*) from public.status_events e join public.publications p on p.id = e.publication_id
+			  where e.intent = 'approve' and e.actor_id = p.author_id),
+			(select count(*) from public.status_events where intent = 'approve'),
+			(select count(*) from public.reviews where verdict = 'approved')`).Scan(&selfApproved, &approvals, &approvedReviews); err != nil {
+			t.Fatal(err)
+		}
+		if selfApproved != 0 || approvals == 0 || approvals != approvedReviews {
+			t.Errorf("approvals: %d self-approved, %d events, %d reviews", selfApproved, approvals, approvedReviews)
+		}
+	})
+
+	t.Run("bodies are rich markdown", func(t *testing.T) {
+		rows, _ := conn.Query(ctx, `select title, body from public.publications`)
+		var withTable, withCode int
+		var title, body string
+		_, err := pgx.ForEachRow(rows, []any{&title, &body}, func() error {
+			for _, want := range []string{"## ", "\n- ", "](https://"} {
+				if !strings.Contains(body, want) {
+					t.Errorf("%q: body lacks %q", title, want)
+				}
+			}
+			if strings.Contains(body, "|---|") {
+				withTable++
+			}
+			if strings.Contains(body, "```") {
+				withCode++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if withTable < 60 || withCode < 60 {
+			t.Errorf("%d bodies with a table, %d with code", withTable, withCode)
+		}
+	})
+
+	t.Run("promos for every default channel, some over the limit", func(t *testing.T) {
+		var missing int
+		if err := conn.QueryRow(ctx, `select count(*) from public.publications p
+			join public.projects pr on pr.id = p.project_id, unnest(pr.default_channels) ch
+			where not exists (select 1 from public.promos m where m.publication_id = p.id and m.channel = ch)`).Scan(&missing); err != nil {
+			t.Fatal(err)
+		}
+		if missing != 0 {
+			t.Errorf("%d promos missing", missing)
+		}
+		rows, _ := conn.Query(ctx, `select pr.slug, m.body, (c.limits ->> 'max_chars')::int from public.promos m
+			join public.channels c on c.slug = m.channel join public.projects pr on pr.id = m.project_id`)
+		over := map[string]int{}
+		var slug, body string
+		var limit int
+		_, err := pgx.ForEachRow(rows, []any{&slug, &body, &limit}, func() error {
+			if utf8.RuneCountInString(body) > limit {
+				over[slug]++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(over) != 3 {
+			t.Errorf("projects with over-limit promos: %v", over)
+		}
+	})
+
+	t.Run("media files match their rows", func(t *testing.T) {
+		checkMedia(t, conn, dir)
+	})
+
+	t.Run("second run does nothing", func(t *testing.T) {
+		again, err := Run(ctx, db.OwnerURL, Options{MediaDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := conn.QueryRow(ctx, `select count(*) from public.publications`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if !again.Skipped || n != sum.Publications {
+			t.Errorf("second run: %+v, %d publications", again, n)
+		}
+	})
+}
+
+func TestBulkSeed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	const perProject = 5000
+	sum, err := Run(ctx, db.OwnerURL, Options{Publications: perProject, MediaDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("bulk seed of %d per project: %+v", perProject, sum)
+	if sum.Publications != 3*perProject {
+		t.Fatalf("want %d publications, got %d", 3*perProject, sum.Publications)
+	}
+	conn := db.Owner(t)
+	checkStatuses(t, conn, perProject)
+	checkHistory(t, conn, "")
+
+	var reviewing, direct, rpc int
+	if err := conn.QueryRow(ctx, `select (select count(*) from public.publications where status = 'reviewing'),
+		count(*) filter (where via = 'direct'), count(*) filter (where via = 'rpc') from public.status_events`).
+		Scan(&reviewing, &direct, &rpc); err != nil {
+		t.Fatal(err)
+	}
+	if reviewing < 3*perProject/10 || direct == 0 || rpc == 0 {
+		t.Errorf("%d in review, %d direct events, %d rpc events", reviewing, direct, rpc)
+	}
+	var unplaced, noPromo int
+	if err := conn.QueryRow(ctx, `select
+		(select count(*) from public.publications p where not exists (select 1 from public.publication_media m where m.publication_id = p.id)),
+		(select count(*) from public.publications p where not exists (select 1 from public.promos m where m.publication_id = p.id))`).
+		Scan(&unplaced, &noPromo); err != nil {
+		t.Fatal(err)
+	}
+	if unplaced != 0 || noPromo != 0 {
+		t.Errorf("%d publications without media, %d without promos", unplaced, noPromo)
+	}
+}
+
+// BenchmarkSeed100k times the benchmark-sized set: 100,000 publications per project. Run it
+// by hand: go test -run '^$' -bench Seed100k -benchtime 1x ./internal/seed
+func BenchmarkSeed100k(b *testing.B) {
+	ctx := context.Background()
+	for b.Loop() {
+		b.StopTimer()
+		db := pgtest.New(b)
+		dir := b.TempDir()
+		b.StartTimer()
+		sum, err := Run(ctx, db.OwnerURL, Options{Publications: 100_000, MediaDir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(sum.BulkDuration.Seconds(), "bulk-s")
+		b.ReportMetric(sum.Duration.Seconds(), "total-s")
+		b.Logf("%+v", sum)
+	}
+}
+
+func TestRefusesPartialDemo(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	if _, err := db.Owner(t).Exec(ctx, `insert into public.projects (slug, name) values ('northwind', 'Northwind Daily')`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(ctx, db.OwnerURL, Options{MediaDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "half-way") {
+		t.Fatalf("want a refusal, got %v", err)
+	}
+}
+
+func TestRunNeedsMediaDir(t *testing.T) {
+	t.Parallel()
+	if _, err := Run(context.Background(), "postgres://unused", Options{}); err == nil {
+		t.Fatal("want an error without MediaDir")
+	}
+}
+
+func TestCreateUser(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	if _, err := db.Owner(t).Exec(ctx, `insert into public.projects (slug, name) values ('newsroom', 'Newsroom')`); err != nil {
+		t.Fatal(err)
+	}
+	id, err := CreateUser(ctx, db.OwnerURL, "Ada@Example.test", "correct horse", "newsroom", "editor")
+	if err != nil || id == "" {
+		t.Fatalf("create: %q, %v", id, err)
+	}
+	if _, err := CreateUser(ctx, db.OwnerURL, "loner@example.test", "correct horse", "", ""); err != nil {
+		t.Fatalf("create without a project: %v", err)
+	}
+
+	for _, tc := range []struct {
+		name, email, password, project, role, want string
+	}{
+		{"taken, whatever the case", "ada@example.TEST", "correct horse", "newsroom", "editor", "already exists"},
+		{"unknown project", "bob@example.test", "correct horse", "nowhere", "editor", "not found"},
+		{"unknown role", "bob@example.test", "correct horse", "newsroom", "boss", "not one of"},
+		{"short password", "bob@example.test", "short", "newsroom", "editor", "at least 8"},
+		{"not an email", "bob", "correct horse", "newsroom", "editor", "not an email"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := CreateUser(ctx, db.OwnerURL, tc.email, tc.password, tc.project, tc.role)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want an error containing %q, got %v", tc.want, err)
+			}
+		})
+	}
+
+	// Exactly the two accounts: the refused attempts, the unknown project's included, left none.
+	users, err := ListUsers(ctx, db.OwnerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(users) != 2 || users[0].Email != "Ada@Example.test" || users[0].ID != id ||
+		!slices.Equal(users[0].Memberships, []Membership{{"newsroom", "editor"}}) ||
+		users[1].Email != "loner@example.test" || len(users[1].Memberships) != 0 {
+		t.Fatalf("users: %+v", users)
+	}
+	var hash string
+	if err := db.Owner(t).QueryRow(ctx, `select encrypted_password from auth.users where id = $1`, id).Scan(&hash); err != nil {
+		t.Fatal(err)
+	}
+	if bcrypt.CompareHashAndPassword([]byte(hash), []byte("correct horse")) != nil {
+		t.Error("password hash does not match")
+	}
+}
+
+// checkStatuses asserts each project has at least min publications and all seven statuses.
+func checkStatuses(t *testing.T, conn *pgx.Conn, min int) {
+	t.Helper()
+	rows, _ := conn.Query(context.Background(), `select pr.slug, count(*)::int, array_agg(distinct p.status order by p.status)
+		from public.publications p join public.projects pr on pr.id = p.project_id group by pr.slug`)
+	var (
+		slug     string
+		n        int
+		statuses []string
+		seen     int
+	)
+	_, err := pgx.ForEachRow(rows, []any{&slug, &n, &statuses}, func() error {
+		seen++
+		if n < min {
+			t.Errorf("%s: %d publications, want at least %d", slug, n, min)
+		}
+		for _, s := range allStatuses {
+			if !slices.Contains(statuses, s) {
+				t.Errorf("%s: no %s publication (has %v)", slug, s, statuses)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen != 3 {
+		t.Fatalf("publications in %d projects", seen)
+	}
+}
+
+// checkHistory asserts that every publication's audit is one unbroken chain from draft to its
+// current status, made by named users; via, when not empty, is the only channel allowed.
+func checkHistory(t *testing.T, conn *pgx.Conn, via string) {
+	t.Helper()
+	var broken, anonymous, wrongVia, draftsWithout, noIntent int
+	err := conn.QueryRow(context.Background(), `
+		with chain as (
+		  select p.id, p.status, e.from_status, e.to_status, e.actor_id, e.via, e.intent,
+		         lag(e.to_status) over (partition by p.id order by e.id) as prev,
+		         row_number() over (partition by p.id order by e.id desc) as from_end
+		  from public.publications p join public.status_events e on e.publication_id = p.id)
+		select
+		  (select count(*) from chain where from_status <> coalesce(prev, 'draft') or (from_end = 1 and to_status <> status)),
+		  (select count(*) from chain where actor_id is null),
+		  (select count(*) from chain where $1 <> '' and via <> $1),
+		  (select count(*) from public.publications p where p.status <> 'draft'
+		     and not exists (select 1 from public.status_events e where e.publication_id = p.id)),
+		  (select count(*) from chain where intent is null or intent = '')`, via).
+		Scan(&broken, &anonymous, &wrongVia, &draftsWithout, &noIntent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if broken+anonymous+wrongVia+draftsWithout+noIntent != 0 {
+		t.Errorf("audit: %d broken links, %d without actor, %d not via %q, %d moved without events, %d without intent",
+			broken, anonymous, wrongVia, via, draftsWithout, noIntent)
+	}
+}
+
+// checkMedia asserts every media row's file exists under dir with the recorded size, type and
+// dimensions, that each publication has one to four images, and that some alt text is missing.
+func checkMedia(t *testing.T, conn *pgx.Conn, dir string) {
+	t.Helper()
+	ctx := context.Background()
+	rows, _ := conn.Query(ctx, `select pr.slug, m.storage_path, m.mime_type, m.width, m.height, m.bytes, m.alt_text
+		from public.media m join public.projects pr on pr.id = m.project_id`)
+	var (
+		slug, path, mime, alt string
+		w, h                  int
+		size                  int64
+		files, noAlt          int
+		mimes                 = map[string]int{}
+	)
+	_, err := pgx.ForEachRow(rows, []any{&slug, &path, &mime, &w, &h, &size, &alt}, func() error {
+		files++
+		mimes[mime]++
+		if alt == "" {
+			noAlt++
+		}
+		if !strings.HasPrefix(path, slug+"/") {
+			t.Errorf("%s is outside %s/", path, slug)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path)))
+		if err != nil {
+			t.Errorf("media file: %v", err)
+			return nil
+		}
+		cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			return nil
+		}
+		if int64(len(data)) != size || cfg.Width != w || cfg.Height != h || "image/"+format != mime {
+			t.Errorf("%s: file is %d bytes %dx%d %s, row says %d bytes %dx%d %s",
+				path, len(data), cfg.Width, cfg.Height, format, size, w, h, mime)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files == 0 || mimes["image/png"] == 0 || mimes["image/jpeg"] == 0 || noAlt == 0 || noAlt > files/4 {
+		t.Errorf("%d files (%v), %d without alt text", files, mimes, noAlt)
+	}
+	var outOfRange int
+	if err := conn.QueryRow(ctx, `select count(*) from (select p.id, count(pm.media_id) n from public.publications p
+		left join public.publication_media pm on pm.publication_id = p.id group by p.id) x where n not between 1 and 4`).Scan(&outOfRange); err != nil {
+		t.Fatal(err)
+	}
+	if outOfRange != 0 {
+		t.Errorf("%d publications without 1-4 images", outOfRange)
+	}
+}

@@ -1,0 +1,148 @@
+package seed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// User is one account as `masthead users list` shows it.
+type User struct {
+	ID          string
+	Email       string
+	Name        string
+	Memberships []Membership
+}
+
+// Membership is a user's role in one project.
+type Membership struct {
+	Project string `json:"project"` // the project's slug
+	Role    string `json:"role"`
+}
+
+// Roles are the project roles DESIGN.md defines, for validating input before the database does.
+var Roles = []string{"owner", "lead", "editor", "reviewer", "viewer"}
+
+// CreateUser makes a confirmed account with a bcrypt password and, when projectSlug is not
+// empty, a membership with role in that project; both or neither happen. It refuses an email
+// that already has an account, so a typo cannot silently reset someone's password.
+func CreateUser(ctx context.Context, ownerURL, email, password, projectSlug, role string) (string, error) {
+	email = strings.TrimSpace(email)
+	if email == "" || !strings.Contains(email, "@") {
+		return "", fmt.Errorf("seed: %q is not an email address", email)
+	}
+	if len(password) < 8 {
+		return "", errors.New("seed: the password must be at least 8 characters")
+	}
+	if projectSlug != "" && !slices.Contains(Roles, role) {
+		return "", fmt.Errorf("seed: role %q is not one of %s", role, strings.Join(Roles, ", "))
+	}
+	hash, err := hashPassword(password)
+	if err != nil {
+		return "", err
+	}
+	conn, err := pgx.Connect(ctx, ownerURL)
+	if err != nil {
+		return "", fmt.Errorf("seed: connect: %w", err)
+	}
+	defer conn.Close(ctx)
+
+	var id string
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		var created bool
+		id, created, err = insertUser(ctx, tx, email, "", hash)
+		if err != nil {
+			return err
+		}
+		if !created {
+			return fmt.Errorf("seed: a user with email %s already exists", email)
+		}
+		if projectSlug == "" {
+			return nil
+		}
+		tag, err := tx.Exec(ctx, `
+			insert into public.project_members (project_id, user_id, role)
+			select p.id, $2, $3 from public.projects p where p.slug = $1`, projectSlug, id, role)
+		if err != nil {
+			return fmt.Errorf("seed: add membership: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("seed: project %q not found", projectSlug)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// ListUsers returns every account with its memberships, ordered by email.
+func ListUsers(ctx context.Context, ownerURL string) ([]User, error) {
+	conn, err := pgx.Connect(ctx, ownerURL)
+	if err != nil {
+		return nil, fmt.Errorf("seed: connect: %w", err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `
+		select u.id::text, u.email, coalesce(pf.display_name, ''),
+		       coalesce(json_agg(json_build_object('project', p.slug, 'role', m.role) order by p.slug)
+		                  filter (where m.project_id is not null), '[]')
+		from auth.users u
+		left join public.profiles pf on pf.id = u.id
+		left join public.project_members m on m.user_id = u.id
+		left join public.projects p on p.id = m.project_id
+		group by u.id, pf.display_name
+		order by lower(u.email)`)
+	if err != nil {
+		return nil, fmt.Errorf("seed: list users: %w", err)
+	}
+	users, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (User, error) {
+		var u User
+		err := r.Scan(&u.ID, &u.Email, &u.Name, &u.Memberships)
+		return u, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("seed: list users: %w", err)
+	}
+	return users, nil
+}
+
+func hashPassword(password string) (string, error) {
+	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		return "", fmt.Errorf("seed: hash password: %w", err)
+	}
+	return string(h), nil
+}
+
+// insertUser adds a confirmed account unless the email is taken (case-insensitively, as the
+// unique index says) and returns its id either way; created says which. The profile row
+// comes from the users_sync_profile trigger, with name as the display name when given.
+func insertUser(ctx context.Context, tx pgx.Tx, email, name, hash string) (id string, created bool, err error) {
+	meta := map[string]string{}
+	if name != "" {
+		meta["name"] = name
+	}
+	err = tx.QueryRow(ctx, `
+		insert into auth.users (email, encrypted_password, email_confirmed_at, raw_user_meta_data)
+		values ($1, $2, now(), $3)
+		on conflict (lower(email)) do nothing
+		returning id::text`, email, hash, meta).Scan(&id)
+	if err == nil {
+		return id, true, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return "", false, fmt.Errorf("seed: create user %s: %w", email, err)
+	}
+	err = tx.QueryRow(ctx, `select id::text from auth.users where lower(email) = lower($1)`, email).Scan(&id)
+	if err != nil {
+		return "", false, fmt.Errorf("seed: find user %s: %w", email, err)
+	}
+	return id, false, nil
+}
