@@ -1,0 +1,166 @@
+package rest
+
+import (
+	"errors"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
+
+	"masthead/internal/pg"
+)
+
+// Authenticator tells who a request comes from: the verified user
+// (pg.RoleAuthenticated with their claims) or anon when only the
+// publishable key was given. It is implemented by the identity service.
+// A returned *Error is answered as is (e.g. 401 PGRST303 for an expired
+// token); any other error is answered 401 PGRST301 with its message,
+// which must therefore be safe to show.
+type Authenticator interface {
+	Caller(r *http.Request) (pg.Caller, error)
+}
+
+// Config holds the limits that protect the database.
+type Config struct {
+	MaxRows          int64         // db-max-rows: cap on rows of one response (default 1000)
+	StatementTimeout time.Duration // per request (default 10s)
+	MaxBodyBytes     int64         // request body cap (default 1 MiB)
+	AcquireTimeout   time.Duration // wait for a pooled connection before 503 (default 5s)
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxRows <= 0 {
+		c.MaxRows = 1000
+	}
+	if c.StatementTimeout <= 0 {
+		c.StatementTimeout = 10 * time.Second
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 1 << 20
+	}
+	if c.AcquireTimeout <= 0 {
+		c.AcquireTimeout = 5 * time.Second
+	}
+	return c
+}
+
+// Handler serves /rest/v1.
+type Handler struct {
+	pool   *pgxpool.Pool
+	schema *SchemaCache
+	auth   Authenticator
+	cfg    Config
+	log    *slog.Logger
+}
+
+// NewHandler builds the handler; schema must already be loaded.
+func NewHandler(pool *pgxpool.Pool, schema *SchemaCache, auth Authenticator, cfg Config, log *slog.Logger) *Handler {
+	return &Handler{pool: pool, schema: schema, auth: auth, cfg: cfg.withDefaults(), log: log}
+}
+
+// Mount registers the routes on a group mounted at /rest/v1.
+func (h *Handler) Mount(g *echo.Group) {
+	g.GET("/rpc/:fn", h.rpc)
+	g.HEAD("/rpc/:fn", h.rpc)
+	g.POST("/rpc/:fn", h.rpc)
+	g.GET("/:table", h.read)
+	g.HEAD("/:table", h.read)
+	g.POST("/:table", h.insert)
+	g.PATCH("/:table", h.update)
+	g.DELETE("/:table", h.delete)
+}
+
+// request is what every route needs before planning: the caller, the
+// parsed query, the schema snapshot and the negotiated response shape.
+type request struct {
+	c      echo.Context
+	caller pg.Caller
+	query  *Query
+	schema *Schema
+	single bool // Accept: application/vnd.pgrst.object+json
+	prefer Prefer
+	path   string // request.path as PostgREST sets it, relative to /rest/v1
+}
+
+const (
+	mediaJSON   = "application/json"
+	mediaObject = "application/vnd.pgrst.object+json"
+)
+
+// begin authenticates, checks profiles and Accept, and parses the query.
+func (h *Handler) begin(c echo.Context, rpcRead bool) (*request, error) {
+	r := c.Request()
+	caller, err := h.auth.Caller(r)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, e
+		}
+		return nil, &Error{Status: http.StatusUnauthorized, Code: "PGRST301", Message: err.Error(), cause: err}
+	}
+	for _, hdr := range []string{"Accept-Profile", "Content-Profile"} {
+		if p := r.Header.Get(hdr); p != "" && p != exposedSchema {
+			return nil, &Error{Status: http.StatusNotAcceptable, Code: "PGRST106",
+				Message: "The schema must be one of the following: " + exposedSchema}
+		}
+	}
+	single, err := negotiate(r.Header.Get("Accept"))
+	if err != nil {
+		return nil, err
+	}
+	q, err := ParseQuery(r.URL.RawQuery, rpcRead)
+	if err != nil {
+		return nil, err
+	}
+	path := strings.TrimPrefix(r.URL.Path, "/rest/v1")
+	return &request{c: c, caller: caller, query: q, schema: h.schema.Schema(), single: single,
+		prefer: ParsePrefer(r.Header), path: path}, nil
+}
+
+// negotiate picks JSON array or single object from Accept. */*,
+// application/*, application/json and an absent header mean the array.
+func negotiate(accept string) (single bool, err error) {
+	if strings.TrimSpace(accept) == "" {
+		return false, nil
+	}
+	for _, part := range strings.Split(accept, ",") {
+		mt, _, perr := mime.ParseMediaType(strings.TrimSpace(part))
+		if perr != nil {
+			continue
+		}
+		switch mt {
+		case mediaObject:
+			return true, nil
+		case mediaJSON, "*/*", "application/*":
+			return false, nil
+		}
+	}
+	return false, &Error{Status: http.StatusNotAcceptable, Code: "PGRST107",
+		Message: "None of these media types are available: " + accept}
+}
+
+// fail answers an error in PostgREST's shape; internal causes are logged.
+func (h *Handler) fail(c echo.Context, err error) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		h.log.Error("rest request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+		e = &Error{Status: http.StatusInternalServerError, Code: "PGRST000", Message: "Internal server error"}
+	} else if e.cause != nil && e.Status >= 500 {
+		h.log.Error("rest request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "code", e.Code, "err", e.cause)
+	}
+	if e.Status == http.StatusUnauthorized {
+		// Token problems (PGRST30x) say so; a permission refusal for anon
+		// only asks for credentials, as PostgREST does.
+		www := "Bearer"
+		if strings.HasPrefix(e.Code, "PGRST30") {
+			www = `Bearer error="invalid_token"`
+		}
+		c.Response().Header().Set("WWW-Authenticate", www)
+	}
+	body, _ := e.MarshalJSON()
+	return c.Blob(e.Status, mediaJSON+"; charset=utf-8", body)
+}
