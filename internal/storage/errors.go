@@ -1,0 +1,50 @@
+package storage
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+)
+
+// apiError is a refusal in Supabase Storage's JSON shape. statusCode is a string there, and
+// supabase-js reads it as one, so it is a string here too.
+type apiError struct {
+	status int
+	code   string // Supabase Storage's "error" field
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.code + ": " + e.msg }
+
+// The refusals this surface gives, with Supabase Storage's error names and messages.
+var (
+	errNotFound      = &apiError{http.StatusNotFound, "not_found", "Object not found"}
+	errNoBucket      = &apiError{http.StatusNotFound, "Bucket not found", "Bucket not found"}
+	errInvalidKey    = &apiError{http.StatusBadRequest, "InvalidKey", "Invalid key"}
+	errInvalidJWT    = &apiError{http.StatusBadRequest, "InvalidJWT", "invalid signature"}
+	errExpiredJWT    = &apiError{http.StatusBadRequest, "InvalidJWT", "jwt expired"}
+	errUnauthorized  = &apiError{http.StatusUnauthorized, "Unauthorized", "Invalid or expired access token"}
+	errRLS           = &apiError{http.StatusForbidden, "Unauthorized", "new row violates row-level security policy"}
+	errDuplicate     = &apiError{http.StatusConflict, "Duplicate", "The resource already exists"}
+	errTooLarge      = &apiError{http.StatusRequestEntityTooLarge, "Payload too large", "The object exceeded the maximum allowed size"}
+	errMimeType      = &apiError{http.StatusUnsupportedMediaType, "invalid_mime_type", "mime type not supported: uploads must be PNG, JPEG, GIF, WebP, MP4 or WebM"}
+	errMimeMismatch  = &apiError{http.StatusUnsupportedMediaType, "invalid_mime_type", "the content does not match the declared content type"}
+	errBadImage      = &apiError{http.StatusBadRequest, "InvalidRequest", "the image could not be read"}
+	errEmptyBody     = &apiError{http.StatusBadRequest, "InvalidRequest", "the upload is empty"}
+	errBadBody       = &apiError{http.StatusBadRequest, "InvalidRequest", "the request body could not be read"}
+	errBadExpiresIn  = &apiError{http.StatusBadRequest, "InvalidRequest", "expiresIn must be a whole number of seconds between 1 and 604800"}
+	errInternal      = &apiError{http.StatusInternalServerError, "internal", "Internal Server Error"}
+	errUnavailable   = &apiError{http.StatusServiceUnavailable, "unavailable", "Service Unavailable"}
+	errNoUpsert      = &apiError{http.StatusBadRequest, "InvalidRequest", "x-upsert is not supported: media objects are immutable, upload under a new path"}
+	errBodyMultipart = &apiError{http.StatusBadRequest, "InvalidRequest", "multipart upload must carry exactly one file part"}
+)
+
+// writeError sends e; the cause of a 5xx is logged by the caller, never shown.
+func writeError(c echo.Context, e *apiError) error {
+	return c.JSON(e.status, map[string]string{
+		"statusCode": strconv.Itoa(e.status),
+		"error":      e.code,
+		"message":    e.msg,
+	})
+}
