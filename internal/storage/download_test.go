@@ -219,4 +219,3 @@ func TestConditionalAndRange(t *testing.T) {
 		}
 	})
 }
-

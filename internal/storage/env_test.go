@@ -233,4 +233,3 @@ func mp4Bytes() []byte {
 	b := []byte("\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom")
 	return append(b, make([]byte, 256)...)
 }
-
