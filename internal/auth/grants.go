@@ -264,13 +264,14 @@ const (
 // Logout ends sessions of the token's user according to scope.
 func (s *Service) Logout(ctx context.Context, c *Claims, scope string) error {
 	var del string
+	args := []any{c.Subject}
 	switch scope {
 	case "", ScopeGlobal:
-		del = `delete from auth.sessions where user_id = $2`
+		del = `delete from auth.sessions where user_id = $1`
 	case ScopeLocal:
-		del = `delete from auth.sessions where user_id = $2 and id = $1`
+		del, args = `delete from auth.sessions where user_id = $1 and id = $2`, append(args, c.SessionID)
 	case ScopeOthers:
-		del = `delete from auth.sessions where user_id = $2 and id <> $1`
+		del, args = `delete from auth.sessions where user_id = $1 and id <> $2`, append(args, c.SessionID)
 	default:
 		return validationError(fmt.Sprintf("Unsupported logout scope %q", scope))
 	}
@@ -283,7 +284,7 @@ func (s *Service) Logout(ctx context.Context, c *Claims, scope string) error {
 		if !alive {
 			return errSessionNotFound
 		}
-		_, err := tx.Exec(ctx, del, c.SessionID, c.Subject)
+		_, err := tx.Exec(ctx, del, args...)
 		return err
 	})
 	if err == nil || isAPIError(err) {
