@@ -43,7 +43,9 @@ func isAPIError(err error) bool {
 	return errors.As(err, &e)
 }
 
-func apiError(status int, code, msg string) *Error { return &Error{Status: status, Code: code, Msg: msg} }
+func apiError(status int, code, msg string) *Error {
+	return &Error{Status: status, Code: code, Msg: msg}
+}
 
 var (
 	errInvalidCredentials = apiError(http.StatusBadRequest, CodeInvalidCredentials, "Invalid login credentials")

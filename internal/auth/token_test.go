@@ -129,7 +129,9 @@ func TestTokenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	pw := "/auth/v1/token?grant_type=password"
-	creds := func(email, password string) map[string]string { return map[string]string{"email": email, "password": password} }
+	creds := func(email, password string) map[string]string {
+		return map[string]string{"email": email, "password": password}
+	}
 	tests := []struct {
 		name   string
 		req    request
