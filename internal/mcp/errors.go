@@ -1,0 +1,118 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"masthead/internal/client"
+)
+
+// userError is a refusal decided in this package (a malformed date, a promo over its channel's
+// limit): its text is written for the person and shown as is.
+type userError struct{ msg string }
+
+func (e *userError) Error() string { return e.msg }
+
+// refuse builds a userError.
+func refuse(format string, a ...any) error { return &userError{msg: fmt.Sprintf(format, a...)} }
+
+// addTool registers a typed tool. fn receives the verified caller; whatever it returns as an
+// error reaches the model as a tool error (IsError) worded by toolError, so the model can
+// tell the person what to change rather than retrying blindly.
+func addTool[In, Out any](s *Server, t *sdk.Tool, schema *jsonschema.Schema, fn func(context.Context, identity, In) (Out, error)) {
+	t.InputSchema = schema
+	sdk.AddTool(s.mcp, t, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
+		var zero Out
+		id, err := caller(req)
+		if err != nil {
+			return nil, zero, err
+		}
+		start := time.Now()
+		out, err := fn(ctx, id, in)
+		outcome := "ok"
+		if err != nil {
+			outcome = "refused"
+			err = s.toolError(ctx, t.Name, err)
+			var ie *internalError
+			if errors.As(err, &ie) {
+				outcome = "error"
+			}
+		}
+		s.log.LogAttrs(ctx, slog.LevelInfo, "mcp tool call",
+			slog.String("tool", t.Name),
+			slog.String("user_id", id.userID),
+			slog.String("client_id", id.clientID),
+			slog.String("outcome", outcome),
+			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
+		if err != nil {
+			return nil, zero, err
+		}
+		return nil, out, nil
+	})
+}
+
+// internalError is a failure of ours (network, 5xx, a body we could not read). The model sees
+// only that it failed and may be retried; the cause goes to the log.
+type internalError struct{ msg string }
+
+func (e *internalError) Error() string { return e.msg }
+
+// toolError words err for the model and the person behind it. Refusals from the service keep
+// the message and hint the database wrote for people (the workflow's "cannot approve: the
+// publication is in review"); anything else is logged and summarised.
+func (s *Server) toolError(ctx context.Context, tool string, err error) error {
+	var ue *userError
+	if errors.As(err, &ue) {
+		return ue
+	}
+	e, ok := client.ErrorOf(err)
+	if !ok || e.Status >= 500 {
+		s.log.ErrorContext(ctx, "mcp: tool failed", "tool", tool, "err", err)
+		return &internalError{msg: "Masthead could not complete this request right now; try again shortly."}
+	}
+	msg := sentence(e.Message)
+	if e.Hint != "" {
+		msg += " " + sentence(e.Hint)
+	}
+	switch e.Status {
+	case http.StatusUnauthorized:
+		return &userError{msg: "Your sign-in is no longer valid (it expired, was revoked or you signed out). Reconnect Masthead to sign in again."}
+	case http.StatusForbidden:
+		return &userError{msg: "Not allowed: " + msg + " Your role in this project does not permit it; ask someone whose role does."}
+	case http.StatusNotFound, http.StatusNotAcceptable:
+		if e.Details != "" && e.Code == "PT404" {
+			msg += " " + sentence(e.Details)
+		} else {
+			msg = "It does not exist or you cannot see it."
+		}
+		return &userError{msg: "Not found: " + msg + " Check the id with search_publications or list_projects."}
+	case http.StatusConflict:
+		return &userError{msg: "Refused: " + msg}
+	default:
+		if e.Details != "" {
+			msg += " (" + e.Details + ")"
+		}
+		return &userError{msg: "Invalid request: " + msg}
+	}
+}
+
+// sentence capitalises s and ends it with a full stop, so joined messages read as prose.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return s
+	}
+	s = strings.ToUpper(s[:1]) + s[1:]
+	if !strings.HasSuffix(s, ".") && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, "!") {
+		s += "."
+	}
+	return s
+}
