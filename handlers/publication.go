@@ -1,0 +1,234 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"masthead/internal/client"
+	"masthead/views/pages"
+)
+
+// publication is GET /p/:slug/publications/:id: the whole publication in two service calls
+// (the projects, then the publication with every embed).
+func (a *App) publication(c echo.Context) error {
+	pc, p, err := a.loadPublication(c)
+	if err != nil {
+		return a.fail(c, err)
+	}
+	return a.render(c, http.StatusOK, pages.Detail(a.detail(c, pc, p, formEcho{})))
+}
+
+// loadPublication resolves the project and fetches the publication with everything it shows.
+func (a *App) loadPublication(c echo.Context) (*projectContext, *client.Publication, error) {
+	id := c.Param("id")
+	if !uuidRE.MatchString(id) {
+		return nil, nil, errNotFound
+	}
+	pc, err := a.loadProjects(c, c.Param("slug"))
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := a.fetchPublication(c, pc, id)
+	return pc, p, err
+}
+
+func (a *App) fetchPublication(c echo.Context, pc *projectContext, id string) (*client.Publication, error) {
+	var p *client.Publication
+	err := a.call(c, func(token string) error {
+		var err error
+		p, err = a.api.Publication(ctx(c), token, pc.project.ID, id)
+		return err
+	})
+	return p, err
+}
+
+// formEcho is what the person just sent, shown again after a refusal or a preview, with the
+// outcome to report.
+type formEcho struct {
+	rpc      string
+	note     string
+	noteErr  string
+	preview  bool
+	when     string
+	whenErr  string
+	notice   *pages.Notice
+	announce string
+}
+
+func (a *App) detail(c echo.Context, pc *projectContext, p *client.Publication, f formEcho) pages.DetailModel {
+	k := pc.clock
+	m := pages.DetailModel{
+		Page:       a.frameSection(c, p.Title, pc, "queue"),
+		Title:      p.Title,
+		Collection: "No collection",
+		Author:     "unknown",
+		Created:    k.time(p.CreatedAt),
+		Updated:    k.time(p.UpdatedAt),
+		Summary:    p.Summary,
+		Body:       p.Body,
+		Workflow:   a.workflow(c, pc, p, f),
+	}
+	if p.Collection != nil {
+		m.Collection = p.Collection.Name
+	}
+	if p.Author != nil {
+		m.Author = p.Author.DisplayName
+	}
+	for _, pm := range p.Media {
+		m.Media = append(m.Media, mediaItem(pc.project.Slug, pm))
+	}
+	have := map[string]bool{}
+	for _, pr := range p.Promos {
+		have[pr.Channel] = true
+		m.Promos = append(m.Promos, promoItem(pr))
+	}
+	for _, ch := range pc.project.DefaultChannels {
+		if !have[ch] {
+			m.MissingPromos = append(m.MissingPromos, ch)
+		}
+	}
+	return m
+}
+
+func mediaItem(slug string, pm client.PublicationMedia) pages.MediaItem {
+	md := pm.Media
+	caption := fmt.Sprintf("%d · %s", pm.Position, md.MimeType)
+	if md.Width != nil && md.Height != nil {
+		caption += fmt.Sprintf(" · %d×%d", *md.Width, *md.Height)
+	}
+	if md.Bytes > 0 {
+		caption += " · " + sizeWords(md.Bytes)
+	}
+	return pages.MediaItem{Src: mediaURL(slug, md.ID), Alt: md.AltText, MissingAlt: md.AltText == "", Caption: caption}
+}
+
+func sizeWords(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MB"
+	case n >= 1<<10:
+		return strconv.FormatInt(n>>10, 10) + " KB"
+	default:
+		return strconv.FormatInt(n, 10) + " bytes"
+	}
+}
+
+// unitWords name what a channel counts.
+var unitWords = map[string]string{"chars": "characters", "graphemes": "characters (as seen)", "bytes": "bytes"}
+
+func promoItem(pr client.Promo) pages.PromoItem {
+	m := measure(pr)
+	name := pr.Channel
+	if pr.ChannelInfo != nil && pr.ChannelInfo.Name != "" {
+		name = pr.ChannelInfo.Name
+	}
+	it := pages.PromoItem{Channel: name, Body: pr.Body, Over: m.Over()}
+	if pr.Link != nil {
+		it.Link = *pr.Link
+	}
+	if m.Max > 0 {
+		it.Count = fmt.Sprintf("%s / %s %s", thousands(m.Used), thousands(m.Max), unitWords[m.Unit])
+	} else {
+		it.Count = fmt.Sprintf("%s %s", thousands(m.Used), unitWords[m.Unit])
+	}
+	if m.MaxTags > 0 {
+		it.Count += fmt.Sprintf(" · %d of %d hashtags", m.Hashtags, m.MaxTags)
+	}
+	switch {
+	case m.OverLength && m.OverTags:
+		it.Warning = fmt.Sprintf("%d over the limit, and too many hashtags", m.Used-m.Max)
+	case m.OverLength:
+		it.Warning = fmt.Sprintf("%s over the limit", thousands(m.Used-m.Max))
+	case m.OverTags:
+		it.Warning = "too many hashtags"
+	}
+	return it
+}
+
+// workflow builds the swappable panel: status, the actions this person may take now, reviews
+// and history.
+func (a *App) workflow(c echo.Context, pc *projectContext, p *client.Publication, f formEcho) pages.Workflow {
+	k := pc.clock
+	w := pages.Workflow{
+		Status:    status(p.Status),
+		Version:   "Version " + strconv.Itoa(p.Version),
+		Scheduled: k.timePtr(p.ScheduledFor),
+		Published: k.timePtr(p.PublishedAt),
+		Timezone:  k.zoneName(),
+		Notice:    f.notice,
+		Announce:  f.announce,
+	}
+	base := publicationURL(pc.project.Slug, p.ID)
+	csrf := str(stateOf(c).sess, keyCSRF)
+	for _, s := range offered(pc.role, p.Status, p.AuthorID == pc.userID) {
+		act := pages.Action{
+			Key: s.rpc, Label: s.label, URL: base + "/actions/" + s.rpc, CSRF: csrf,
+			ExpectedVersion: strconv.Itoa(p.Version), Style: s.style,
+		}
+		if s.note != "" {
+			n := &pages.NoteField{Label: "Note (optional)", Required: s.note == "required", PreviewURL: base + "/preview/" + s.rpc}
+			if n.Required {
+				n.Label = "Note (required)"
+			}
+			if s.rpc == client.RPCRequestChanges {
+				n.Label = "What needs to change (required)"
+			}
+			if f.rpc == s.rpc {
+				n.Value, n.Error = f.note, f.noteErr
+				if f.preview {
+					n.Preview = f.note
+				}
+			}
+			act.Note = n
+		}
+		if s.schedule {
+			sf := &pages.ScheduleField{Timezone: k.zoneName(), Min: k.now.In(k.loc).Format(dateTimeInput)}
+			if p.ScheduledFor != nil {
+				sf.Value = p.ScheduledFor.In(k.loc).Format(dateTimeInput)
+			} else {
+				tomorrow := k.now.In(k.loc).AddDate(0, 0, 1)
+				sf.Value = time.Date(tomorrow.Year(), tomorrow.Month(), tomorrow.Day(), 9, 0, 0, 0, k.loc).Format(dateTimeInput)
+			}
+			if f.rpc == s.rpc && f.when != "" {
+				sf.Value, sf.Error = f.when, f.whenErr
+			}
+			act.Schedule = sf
+		}
+		w.Actions = append(w.Actions, act)
+	}
+	for _, r := range p.Reviews {
+		who := "someone"
+		if r.Reviewer != nil {
+			who = r.Reviewer.DisplayName
+		}
+		w.Reviews = append(w.Reviews, pages.ReviewItem{Verdict: verdict(r.Verdict), Who: who, Notes: r.Notes, When: k.time(r.CreatedAt)})
+	}
+	for _, e := range p.Events {
+		actor := "Someone"
+		if e.Actor != nil {
+			actor = e.Actor.DisplayName
+		} else if e.Via == "scheduler" {
+			actor = "The scheduler"
+		}
+		intent, ok := intentWords[e.Intent]
+		if !ok {
+			intent = "changed it"
+		}
+		if e.Intent == "schedule" && e.FromStatus == "scheduled" {
+			intent = "rescheduled it"
+		}
+		via, ok := viaWords[e.Via]
+		if !ok {
+			via = e.Via
+		}
+		w.History = append(w.History, pages.EventItem{
+			From: status(e.FromStatus), To: status(e.ToStatus), Actor: actor, Intent: intent,
+			Note: e.Note, Via: via, When: k.time(e.CreatedAt),
+		})
+	}
+	return w
+}

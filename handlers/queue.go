@@ -1,0 +1,257 @@
+package handlers
+
+import (
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"masthead/internal/channels"
+	"masthead/internal/client"
+	"masthead/views/pages"
+)
+
+// pageSize is how many publications one queue page shows.
+const pageSize = 25
+
+// queueQuery is the queue's filters and page as the URL carries them, so filtered views can be
+// shared and Back restores them.
+type queueQuery struct {
+	Status     string `query:"status"` // a status, or "all"; empty means "reviewing"
+	Collection string `query:"collection"`
+	Author     string `query:"author"`
+	From       string `query:"from"` // yyyy-mm-dd in the project's timezone
+	To         string `query:"to"`   // inclusive
+	Text       string `query:"q"`
+	Page       int    `query:"page"`
+}
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// normalise drops values the service would refuse, so a hand-edited URL shows a page rather
+// than an error.
+func (q *queueQuery) normalise() {
+	if q.Status == "" {
+		q.Status = "reviewing"
+	}
+	if _, ok := statusLabels[q.Status]; !ok && q.Status != "all" {
+		q.Status = "reviewing"
+	}
+	if !uuidRE.MatchString(q.Collection) {
+		q.Collection = ""
+	}
+	if !uuidRE.MatchString(q.Author) {
+		q.Author = ""
+	}
+	if _, err := time.Parse(dateInput, q.From); err != nil {
+		q.From = ""
+	}
+	if _, err := time.Parse(dateInput, q.To); err != nil {
+		q.To = ""
+	}
+	q.Text = strings.TrimSpace(q.Text)
+	if len(q.Text) > 200 {
+		q.Text = q.Text[:200]
+	}
+	if q.Page < 1 {
+		q.Page = 1
+	}
+}
+
+// url is the queue URL for these filters at page n; defaults are left out to keep it short.
+func (q queueQuery) url(slug string, page int) string {
+	v := url.Values{}
+	if q.Status != "reviewing" {
+		v.Set("status", q.Status)
+	}
+	for k, s := range map[string]string{"collection": q.Collection, "author": q.Author, "from": q.From, "to": q.To, "q": q.Text} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	if page > 1 {
+		v.Set("page", strconv.Itoa(page))
+	}
+	if len(v) == 0 {
+		return queueURL(slug)
+	}
+	return queueURL(slug) + "?" + v.Encode()
+}
+
+// queue is GET /p/:slug/queue: the full page, or only the results for htmx.
+func (a *App) queue(c echo.Context) error {
+	var q queueQuery
+	if err := (&echo.DefaultBinder{}).BindQueryParams(c, &q); err != nil {
+		q = queueQuery{}
+	}
+	q.normalise()
+	pc, err := a.loadProjects(c, c.Param("slug"))
+	if err != nil {
+		return a.fail(c, err)
+	}
+	f := client.QueueFilter{
+		ProjectID: pc.project.ID, CollectionID: q.Collection, AuthorID: q.Author, Text: q.Text,
+		Offset: (q.Page - 1) * pageSize, Limit: pageSize,
+	}
+	if q.Status != "all" {
+		f.Statuses = []string{q.Status}
+	}
+	if t, err := time.ParseInLocation(dateInput, q.From, pc.clock.loc); err == nil {
+		f.ScheduledFrom = t
+	}
+	if t, err := time.ParseInLocation(dateInput, q.To, pc.clock.loc); err == nil {
+		f.ScheduledTo = t.AddDate(0, 0, 1)
+	}
+	var rows []client.Publication
+	var total int
+	err = a.call(c, func(token string) error {
+		var err error
+		rows, total, err = a.api.Queue(ctx(c), token, f)
+		return err
+	})
+	if err != nil {
+		return a.fail(c, err)
+	}
+	results := a.queueResults(pc, q, rows, total)
+	if wantsPart(c, "queue-results") {
+		return a.render(c, http.StatusOK, pages.QueueResultsPart(results))
+	}
+	return a.render(c, http.StatusOK, pages.Queue(pages.QueueModel{
+		Page:    a.frameSection(c, "Review queue · "+pc.project.Name, pc, "queue"),
+		Action:  queueURL(pc.project.Slug),
+		Filters: queueFilters(pc, q),
+		Results: results,
+	}))
+}
+
+func queueFilters(pc *projectContext, q queueQuery) pages.QueueFilters {
+	f := pages.QueueFilters{Text: q.Text, From: q.From, To: q.To, ResetURL: queueURL(pc.project.Slug)}
+	for _, s := range statusOrder {
+		f.Status = append(f.Status, pages.Option{Value: s, Label: statusLabels[s], Selected: q.Status == s})
+	}
+	f.Status = append(f.Status, pages.Option{Value: "all", Label: "Any status", Selected: q.Status == "all"})
+	for _, col := range pc.project.Collections {
+		f.Collections = append(f.Collections, pages.Option{Value: col.ID, Label: col.Name, Selected: q.Collection == col.ID})
+	}
+	for _, m := range pc.project.Members {
+		name := m.UserID
+		if m.Profile != nil {
+			name = m.Profile.DisplayName
+		}
+		f.Authors = append(f.Authors, pages.Option{Value: m.UserID, Label: name, Selected: q.Author == m.UserID})
+	}
+	return f
+}
+
+func (a *App) queueResults(pc *projectContext, q queueQuery, rows []client.Publication, total int) pages.QueueResults {
+	slug := pc.project.Slug
+	r := pages.QueueResults{Heading: "In review"}
+	if q.Status == "all" {
+		r.Heading = "All publications"
+	} else {
+		r.Heading = statusLabels[q.Status]
+	}
+	last := max(1, (total+pageSize-1)/pageSize)
+	first := (q.Page-1)*pageSize + 1
+	switch {
+	case total <= 0:
+		r.Summary = "No publications match."
+		r.Empty = "Nothing here. Try another status or clear the filters."
+		if q.Status == "reviewing" && q.Text == "" && q.Collection == "" && q.Author == "" && q.From == "" && q.To == "" {
+			r.Empty = "Nothing is waiting for review."
+		}
+	case len(rows) == 0:
+		r.Summary = thousands(total) + " publications"
+		r.Empty = "This page is past the end of the list."
+	default:
+		r.Summary = thousands(first) + "–" + thousands(first+len(rows)-1) + " of " + thousands(total)
+	}
+	if q.Page > 1 {
+		r.PrevURL = q.url(slug, min(q.Page-1, last))
+	}
+	if q.Page < last {
+		r.NextURL = q.url(slug, q.Page+1)
+	}
+	if last > 1 {
+		r.Pages = "Page " + thousands(q.Page) + " of " + thousands(last)
+	}
+	r.Announce = r.Heading + ": " + r.Summary
+	for _, p := range rows {
+		r.Rows = append(r.Rows, queueRow(pc, p))
+	}
+	return r
+}
+
+func queueRow(pc *projectContext, p client.Publication) pages.QueueRow {
+	row := pages.QueueRow{
+		URL:        publicationURL(pc.project.Slug, p.ID),
+		Title:      p.Title,
+		Collection: "No collection",
+		Author:     "unknown",
+		Status:     status(p.Status),
+		Scheduled:  pc.clock.timePtr(p.ScheduledFor),
+		Created:    pc.clock.time(p.CreatedAt),
+		Promos:     readiness(pc.project.DefaultChannels, p.Promos),
+	}
+	if p.Collection != nil {
+		row.Collection = p.Collection.Name
+	}
+	if p.Author != nil {
+		row.Author = p.Author.DisplayName
+	}
+	since := p.CreatedAt
+	if len(p.Events) > 0 && p.Events[0].ToStatus == p.Status {
+		since = p.Events[0].CreatedAt
+	}
+	row.InStatus = row.Status.Label + " for " + span(pc.clock.now.Sub(since))
+	return row
+}
+
+// readiness judges promos against the project's default channels: each needs a promo within
+// its channel's limits.
+func readiness(defaults []string, promos []client.Promo) pages.Readiness {
+	have := map[string]client.Promo{}
+	for _, p := range promos {
+		have[p.Channel] = p
+	}
+	ready, over, missing := 0, 0, 0
+	for _, ch := range defaults {
+		p, ok := have[ch]
+		switch {
+		case !ok:
+			missing++
+		case measure(p).Over():
+			over++
+		default:
+			ready++
+		}
+	}
+	if len(defaults) == 0 {
+		return pages.Readiness{Label: strconv.Itoa(len(promos)) + " promos", OK: true}
+	}
+	parts := []string{strconv.Itoa(ready) + " of " + strconv.Itoa(len(defaults)) + " promos ready"}
+	if over > 0 {
+		parts = append(parts, strconv.Itoa(over)+" over limit")
+	}
+	if missing > 0 {
+		parts = append(parts, strconv.Itoa(missing)+" missing")
+	}
+	return pages.Readiness{Label: strings.Join(parts, " · "), OK: over == 0 && missing == 0}
+}
+
+// measure sizes a promo with its embedded channel's limits.
+func measure(p client.Promo) channels.Measure {
+	var l client.ChannelLimits
+	if p.ChannelInfo != nil {
+		l = p.ChannelInfo.Limits
+	}
+	link := ""
+	if p.Link != nil {
+		link = *p.Link
+	}
+	return channels.Of(p.Body, link, channels.Limits{MaxChars: l.MaxChars, Count: l.Count, URLChars: l.URLChars, MaxHashtags: l.MaxHashtags})
+}

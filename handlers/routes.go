@@ -1,0 +1,30 @@
+package handlers
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"masthead/assets"
+)
+
+// Register mounts the dashboard on e. Every route of the dashboard is listed here. The routes
+// live at the root of the site next to the service's /auth/v1, /rest/v1 and /storage/v1 and
+// carry their middleware per route (not through an Echo group, which would also claim every
+// unmatched path), so nothing here changes how the service's routes behave.
+func (a *App) Register(e *echo.Echo) {
+	e.GET(assets.Prefix+"*", echo.WrapHandler(assets.Handler()))
+
+	page := []echo.MiddlewareFunc{securityHeaders, a.loadSession, a.checkCSRF}
+	e.GET("/login", a.showLogin, page...)
+	e.POST("/login", a.login, page...)
+	e.POST("/logout", a.logout, page...)
+
+	in := append(page, a.requireUser)
+	e.GET("/", a.home, in...)
+	e.GET("/schedule", a.scheduleAll, in...)
+	e.GET("/p/:slug", a.projectHome, in...)
+	e.GET("/p/:slug/queue", a.queue, in...)
+	e.GET("/p/:slug/schedule", a.scheduleProject, in...)
+	e.GET("/p/:slug/publications/:id", a.publication, in...)
+	e.POST("/p/:slug/publications/:id/actions/:rpc", a.act, in...)
+	e.POST("/p/:slug/publications/:id/preview/:rpc", a.preview, in...)
+}

@@ -1,0 +1,79 @@
+package handlers
+
+import (
+	"slices"
+
+	"masthead/internal/client"
+)
+
+// step is one workflow action as the dashboard offers it. The table mirrors DESIGN.md's
+// workflow table; it only decides which buttons to show. Whether a step is allowed is decided
+// by the service, which refuses a forged one whatever this table says.
+type step struct {
+	rpc   string
+	label string
+	from  []string
+	roles []string
+	// note: "" no note, "optional" or "required" (a markdown note with a preview)
+	note  string
+	style string
+	// notAuthor hides the step from the publication's author (nobody approves their own work).
+	notAuthor bool
+	schedule  bool
+	done      string // what the live region and notice say afterwards
+}
+
+var (
+	editorPlus   = []string{"editor", "lead", "owner"}
+	reviewerPlus = []string{"reviewer", "lead", "owner"}
+	leadPlus     = []string{"lead", "owner"}
+)
+
+// steps in the order they appear on the page: the likely next move first.
+var steps = []step{
+	{rpc: client.RPCApprove, label: "Approve", from: []string{"reviewing"}, roles: reviewerPlus, note: "optional", style: "primary", notAuthor: true, done: "Approved."},
+	{rpc: client.RPCRequestChanges, label: "Request changes", from: []string{"reviewing"}, roles: reviewerPlus, note: "required", done: "Changes requested."},
+	{rpc: client.RPCSubmit, label: "Submit for review", from: []string{"draft", "changes_requested"}, roles: editorPlus, note: "optional", style: "primary", done: "Submitted for review."},
+	{rpc: client.RPCSchedule, label: "Schedule", from: []string{"approved"}, roles: leadPlus, schedule: true, style: "primary", done: "Scheduled."},
+	{rpc: client.RPCSchedule, label: "Reschedule", from: []string{"scheduled"}, roles: leadPlus, schedule: true, done: "Rescheduled."},
+	{rpc: client.RPCPublishNow, label: "Publish now", from: []string{"approved", "scheduled"}, roles: leadPlus, done: "Published."},
+	{rpc: client.RPCUnschedule, label: "Unschedule", from: []string{"scheduled"}, roles: leadPlus, done: "Unscheduled; it is approved and waiting for a date."},
+	{rpc: client.RPCWithdraw, label: "Withdraw to draft", from: []string{"reviewing", "changes_requested"}, roles: editorPlus, note: "optional", done: "Withdrawn to draft."},
+	{rpc: client.RPCRestore, label: "Restore to draft", from: []string{"archived"}, roles: leadPlus, done: "Restored to draft."},
+	{rpc: client.RPCArchive, label: "Archive", from: []string{"draft", "approved", "published"}, roles: leadPlus, note: "optional", style: "danger", done: "Archived."},
+	{rpc: client.RPCAddReview, label: "Add comment", roles: reviewerPlus, note: "required", done: "Comment added."},
+}
+
+// offered lists the steps this role may take on a publication in status; author says whether
+// the person wrote it.
+func offered(role, status string, author bool) []step {
+	var out []step
+	for _, s := range steps {
+		if !slices.Contains(s.roles, role) || (s.from != nil && !slices.Contains(s.from, status)) || (s.notAuthor && author) {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// stepFor finds the step an action URL names, for the publication's status, so the right
+// wording is used; rpc alone suffices when the status no longer matches (a conflict).
+func stepFor(rpc, status string) (step, bool) {
+	var fallback *step
+	for i, s := range steps {
+		if s.rpc != rpc {
+			continue
+		}
+		if s.from == nil || slices.Contains(s.from, status) {
+			return s, true
+		}
+		if fallback == nil {
+			fallback = &steps[i]
+		}
+	}
+	if fallback != nil {
+		return *fallback, true
+	}
+	return step{}, false
+}
