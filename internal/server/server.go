@@ -14,11 +14,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 
+	"masthead/handlers"
 	"masthead/internal/auth"
 	"masthead/internal/config"
 	"masthead/internal/pg"
@@ -60,7 +62,30 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	}
 	s := &Server{cfg: cfg, log: log, pool: pool, auth: authSvc, echo: echo.New()}
 	s.routes()
+	if err := s.mountDashboard(); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// mountDashboard serves the editorial dashboard on the same address. It calls this service
+// over HTTP at the public URL like any other client; its session keys are derived from the JWT
+// signing keys, so every instance sharing those keys shares sessions.
+func (s *Server) mountDashboard() error {
+	keys, err := handlers.SessionKeysFrom([]byte(s.cfg.JWTKeys))
+	if err != nil {
+		return err
+	}
+	app, err := handlers.New(handlers.Config{
+		APIURL: s.cfg.BaseURL(), PublishableKey: s.cfg.PublishableKey, SessionKeys: keys,
+		Secure: strings.HasPrefix(s.cfg.BaseURL(), "https://"), Logger: s.log,
+	})
+	if err != nil {
+		return err
+	}
+	app.Register(s.echo)
+	return nil
 }
 
 // routes lists every mount. Each surface brings its own routes and error format.
