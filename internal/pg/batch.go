@@ -3,35 +3,38 @@ package pg
 import (
 	"context"
 	"fmt"
+	"strings"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// BatchSender is what SendAsCaller sends on: *pgx.Conn or pgx.Tx.
-type BatchSender interface {
-	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+// Stmt is one statement of a pipeline: SQL text and its parameters in
+// text format. Parameter types are left to PostgreSQL to infer (OID 0), so
+// a value written in a URL binds to whatever type its column has.
+type Stmt struct {
+	SQL    string
+	Params [][]byte
 }
 
-// batchSetupSQL applies a caller and any further settings in one fixed
-// statement, so it is prepared once per connection whatever the settings.
+// batchSetupSQL applies a caller and further settings in one fixed
+// statement whatever the settings.
 const batchSetupSQL = `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true),
   (select count(set_config(k, v, true)) from unnest($3::text[], $4::text[]) as s(k, v))`
 
-// SendAsCaller sends c's setup followed by b's statements as one pipeline:
-// one round trip and one implicit transaction, because the extended
-// protocol runs everything up to the single Sync as a unit that commits
-// or rolls back together. Settings are transaction-local, so nothing
-// leaks to the next user of the connection. readOnly makes the
-// transaction read-only (GET and HEAD).
+// ExecAsCaller runs c's setup and then stmts in one round trip. Every
+// statement is parsed after the role switch (unnamed statements, no
+// preparing ahead as the login role, which may not even see the schema).
 //
-// conn is a *pgx.Conn for the one-round-trip implicit transaction, or a
-// pgx.Tx when the caller needs an explicit transaction (to roll back
-// after inspecting the result) and only wants setup and statement
-// pipelined.
+// Without explicitTx the pipeline is one implicit transaction: the
+// extended protocol runs everything up to the single Sync as a unit that
+// commits, or rolls back on the first error. With explicitTx a BEGIN goes
+// first and the transaction stays open so the caller can inspect the
+// results and then call EndTx; on error it is already rolled back.
+// Settings are transaction-local, so nothing leaks to the next user of the
+// connection. readOnly makes the transaction read-only (GET and HEAD).
 //
-// The setup's result is consumed here; the caller reads its own results in
-// queue order and must Close them.
-func SendAsCaller(ctx context.Context, conn BatchSender, c Caller, readOnly bool, b *pgx.Batch) (pgx.BatchResults, error) {
+// Results are in text format, one per statement of stmts.
+func ExecAsCaller(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, explicitTx bool, stmts ...Stmt) ([]*pgconn.Result, error) {
 	if !knownRole(c.Role) {
 		return nil, fmt.Errorf("pg: refusing unknown role %q", c.Role)
 	}
@@ -47,13 +50,64 @@ func SendAsCaller(ctx context.Context, conn BatchSender, c Caller, readOnly bool
 	for k, v := range c.Settings {
 		keys, vals = append(keys, k), append(vals, v)
 	}
-	full := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(b.QueuedQueries)+1)}
-	full.Queue(batchSetupSQL, c.Role, claims, keys, vals)
-	full.QueuedQueries = append(full.QueuedQueries, b.QueuedQueries...)
-	br := conn.SendBatch(ctx, full)
-	if _, err := br.Exec(); err != nil {
-		_ = br.Close()
-		return nil, fmt.Errorf("pg: set caller: %w", err)
+	b := &pgconn.Batch{}
+	skip := 1
+	if explicitTx {
+		b.ExecParams("begin", nil, nil, nil, nil)
+		skip = 2
 	}
-	return br, nil
+	b.ExecParams(batchSetupSQL, [][]byte{[]byte(c.Role), []byte(claims), textArray(keys), textArray(vals)}, nil, nil, nil)
+	for _, s := range stmts {
+		b.ExecParams(s.SQL, s.Params, nil, nil, nil)
+	}
+	results, err := conn.ExecBatch(ctx, b).ReadAll()
+	if err == nil {
+		for _, r := range results {
+			if r.Err != nil {
+				err = r.Err
+				break
+			}
+		}
+	}
+	if err != nil {
+		if explicitTx && !conn.IsClosed() {
+			_ = EndTx(ctx, conn, false)
+		}
+		return nil, err
+	}
+	if len(results) != len(stmts)+skip {
+		return nil, fmt.Errorf("pg: pipeline returned %d results for %d statements", len(results), len(stmts)+skip)
+	}
+	return results[skip:], nil
+}
+
+// EndTx commits or rolls back the transaction ExecAsCaller left open.
+func EndTx(ctx context.Context, conn *pgconn.PgConn, commit bool) error {
+	sql := "rollback"
+	if commit {
+		sql = "commit"
+	}
+	_, err := conn.Exec(ctx, sql).ReadAll()
+	return err
+}
+
+// textArray renders a text[] literal with every element quoted.
+func textArray(vals []string) []byte {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, v := range vals {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		for _, r := range v {
+			if r == '"' || r == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return []byte(b.String())
 }

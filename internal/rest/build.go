@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"masthead/internal/pg"
 )
 
 // sqlb accumulates one statement and its bind parameters. Identifiers come
@@ -12,12 +14,12 @@ import (
 // value from the request becomes a $n parameter.
 type sqlb struct {
 	strings.Builder
-	args    []any
+	args    [][]byte // text format; PostgreSQL infers each type from its use
 	aliases int
 }
 
-func (q *sqlb) param(v any) {
-	q.args = append(q.args, v)
+func (q *sqlb) param(v string) {
+	q.args = append(q.args, []byte(v))
 	q.WriteByte('$')
 	q.WriteString(strconv.Itoa(len(q.args)))
 }
@@ -85,11 +87,11 @@ func (q *sqlb) from(n *node) string {
 func (q *sqlb) limit(limit, offset int64) {
 	if limit >= 0 {
 		q.WriteString(" LIMIT ")
-		q.param(limit)
+		q.param(strconv.FormatInt(limit, 10))
 	}
 	if offset > 0 {
 		q.WriteString(" OFFSET ")
-		q.param(offset)
+		q.param(strconv.FormatInt(offset, 10))
 	}
 }
 
@@ -360,3 +362,6 @@ func (q *sqlb) orderBy(n *node, alias string) {
 		}
 	}
 }
+
+// stmt is the finished statement for pg.ExecAsCaller.
+func (q *sqlb) stmt() pg.Stmt { return pg.Stmt{SQL: q.String(), Params: q.args} }

@@ -45,7 +45,7 @@ func loadTables(ctx context.Context, tx pgx.Tx, s *Schema) error {
 // keysSQL lists primary keys, unique constraints and foreign keys between
 // tables of the exposed schema, each with its columns in key order.
 const keysSQL = `
-select con.conname, con.contype, c.relname, coalesce(f.relname, ''),
+select con.conname, con.contype::text, c.relname, coalesce(f.relname, ''),
        array(select a.attname from unnest(con.conkey) with ordinality k(n, i)
              join pg_attribute a on a.attrelid = con.conrelid and a.attnum = k.n order by k.i)::text[],
        array(select a.attname from unnest(coalesce(con.confkey, '{}')) with ordinality k(n, i)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"strconv"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"masthead/internal/pg"
@@ -72,53 +74,56 @@ func lowerASCII(s string) string {
 	return string(b)
 }
 
-// runRead sends the caller setup and b in one round trip, in one
-// read-only implicit transaction, and hands the results to read.
-func (h *Handler) runRead(rq *request, b *pgx.Batch, read func(pgx.BatchResults) error) error {
+// run executes stmts as the caller in one pipelined round trip and hands
+// the results to check. Reads run in a read-only implicit transaction;
+// writes in an explicit one that check may still refuse (returning an
+// *Error), which rolls everything back.
+func (h *Handler) run(rq *request, write bool, stmts []pg.Stmt, check func([]*pgconn.Result) error) error {
 	ctx := rq.c.Request().Context()
 	conn, err := h.acquire(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Release()
-	br, err := pg.SendAsCaller(ctx, conn.Conn(), h.callerFor(rq), true, b)
+	pc := conn.Conn().PgConn()
+	results, err := pg.ExecAsCaller(ctx, pc, h.callerFor(rq), !write, write, stmts...)
 	if err != nil {
 		return h.dbError(rq, err)
 	}
-	if err := read(br); err != nil {
-		_ = br.Close()
+	if err := check(results); err != nil {
+		if write {
+			_ = pg.EndTx(ctx, pc, false)
+		}
 		return h.dbError(rq, err)
 	}
-	return h.dbError(rq, br.Close())
+	if write {
+		return h.dbError(rq, pg.EndTx(ctx, pc, true))
+	}
+	return nil
 }
 
-// runWrite runs b in an explicit transaction so that read may still
-// refuse the outcome (returning an *Error) and roll everything back.
-func (h *Handler) runWrite(rq *request, b *pgx.Batch, read func(pgx.BatchResults) error) error {
-	ctx := rq.c.Request().Context()
-	conn, err := h.acquire(ctx)
+// scanResult reads our statements' one row: total (or NULL), page size
+// and body, all in text format.
+func scanResult(r *pgconn.Result) (result, error) {
+	if len(r.Rows) != 1 || len(r.Rows[0]) != 3 {
+		return result{}, errors.New("rest: statement did not return one row of three columns")
+	}
+	row := r.Rows[0]
+	var res result
+	// ReadAll copies values, so NULL arrives empty; a count is never empty.
+	if len(row[0]) > 0 {
+		n, err := strconv.ParseInt(string(row[0]), 10, 64)
+		if err != nil {
+			return result{}, err
+		}
+		res.total = &n
+	}
+	n, err := strconv.ParseInt(string(row[1]), 10, 64)
 	if err != nil {
-		return err
+		return result{}, err
 	}
-	defer conn.Release()
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return h.dbError(rq, err)
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	br, err := pg.SendAsCaller(ctx, tx, h.callerFor(rq), false, b)
-	if err != nil {
-		return h.dbError(rq, err)
-	}
-	rerr := read(br)
-	cerr := br.Close()
-	if rerr != nil {
-		return h.dbError(rq, rerr)
-	}
-	if cerr != nil {
-		return h.dbError(rq, cerr)
-	}
-	return h.dbError(rq, tx.Commit(ctx))
+	res.page, res.body = n, row[2]
+	return res, nil
 }
 
 // dbError maps a database failure to PostgREST's answer through the one
@@ -138,6 +143,10 @@ func (h *Handler) dbError(rq *request, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return &Error{Status: 499, Code: "PGRST000", Message: "Request canceled", cause: err}
 	}
-	return &Error{Status: http.StatusServiceUnavailable, Code: "PGRST000",
-		Message: "Database connection error. Retrying the connection.", cause: err}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return &Error{Status: http.StatusServiceUnavailable, Code: "PGRST000",
+			Message: "Database connection error. Retrying the connection.", cause: err}
+	}
+	return &Error{Status: http.StatusInternalServerError, Code: "PGRST000", Message: "Internal server error", cause: err}
 }

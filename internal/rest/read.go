@@ -1,13 +1,16 @@
 package rest
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/labstack/echo/v4"
+
+	"masthead/internal/pg"
 )
 
 // result is what every statement of ours returns: the total when counted,
@@ -15,7 +18,7 @@ import (
 type result struct {
 	total *int64
 	page  int64
-	body  string
+	body  []byte
 }
 
 // read serves GET and HEAD /rest/v1/:table.
@@ -37,24 +40,23 @@ func (h *Handler) read(c echo.Context) error {
 	}
 	head := c.Request().Method == http.MethodHead
 	count := rq.prefer.Count
-	b := &pgx.Batch{}
+	var stmts []pg.Stmt
 	if count == "planned" || count == "estimated" {
-		e := explainCount(root)
-		b.Queue(e.String(), e.args...)
+		stmts = append(stmts, explainCount(root).stmt())
 	}
-	q := buildRead(root, count, h.cfg.MaxRows, !head)
-	b.Queue(q.String(), q.args...)
+	stmts = append(stmts, buildRead(root, count, h.cfg.MaxRows, !head).stmt())
 	var res result
 	var planned int64
-	err = h.runRead(rq, b, func(br pgx.BatchResults) error {
-		if count == "planned" || count == "estimated" {
-			var plan []byte
-			if err := br.QueryRow().Scan(&plan); err != nil {
-				return err
+	err = h.run(rq, false, stmts, func(rs []*pgconn.Result) error {
+		if len(rs) == 2 {
+			if len(rs[0].Rows) == 1 && len(rs[0].Rows[0]) == 1 {
+				planned = planRows(rs[0].Rows[0][0])
 			}
-			planned = planRows(plan)
+			rs = rs[1:]
 		}
-		return br.QueryRow().Scan(&res.total, &res.page, &res.body)
+		var err error
+		res, err = scanResult(rs[0])
+		return err
 	})
 	if err != nil {
 		return h.fail(c, err)
@@ -119,7 +121,7 @@ func buildRead(root *node, count string, maxRows int64, withBody bool) *sqlb {
 		q.WriteString(`(SELECT count(*) FROM (SELECT 1 FROM ` + root.table.quoted + ` AS "c0"`)
 		q.where(root, `"c0"`, "", "")
 		q.WriteString(" LIMIT ")
-		q.param(maxRows + 1)
+		q.param(strconv.FormatInt(maxRows+1, 10))
 		q.WriteString(`) AS "c1")`)
 	default:
 		q.WriteString("NULL::bigint")
@@ -197,7 +199,7 @@ func (h *Handler) respondRows(rq *request, offset int64, res result, status int,
 		hdr.Set(echo.HeaderContentType, ctype)
 		return c.NoContent(status)
 	}
-	return c.Blob(status, ctype, []byte(body))
+	return c.Blob(status, ctype, body)
 }
 
 func errSingular(n int64) *Error {
@@ -207,10 +209,10 @@ func errSingular(n int64) *Error {
 }
 
 // unwrapArray turns json_agg's one-element array into the element.
-func unwrapArray(s string) string {
-	s = strings.TrimSpace(s)
+func unwrapArray(s []byte) []byte {
+	s = bytes.TrimSpace(s)
 	if len(s) >= 2 && s[0] == '[' && s[len(s)-1] == ']' {
-		return strings.TrimSpace(s[1 : len(s)-1])
+		return bytes.TrimSpace(s[1 : len(s)-1])
 	}
 	return s
 }

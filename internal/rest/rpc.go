@@ -8,8 +8,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/labstack/echo/v4"
+
+	"masthead/internal/pg"
 )
 
 // rpc serves /rest/v1/rpc/:fn: POST with named JSON arguments, GET (and
@@ -67,15 +69,10 @@ func (h *Handler) rpc(c echo.Context) error {
 	default:
 		q.WriteString(`SELECT NULL::bigint, 1::bigint, (SELECT to_json("t0"."v")::text FROM ` + call + ` AS "t0"("v"))`)
 	}
-	b := &pgx.Batch{}
-	b.Queue(q.String(), q.args...)
 	var res result
-	run := h.runWrite
-	if read {
-		run = h.runRead
-	}
-	err = run(rq, b, func(br pgx.BatchResults) error {
-		if err := br.QueryRow().Scan(&res.total, &res.page, &res.body); err != nil {
+	err = h.run(rq, !read, []pg.Stmt{q.stmt()}, func(rs []*pgconn.Result) error {
+		var err error
+		if res, err = scanResult(rs[0]); err != nil {
 			return err
 		}
 		if rq.single && !fn.ReturnsVoid && res.page != 1 {
@@ -102,7 +99,7 @@ func (h *Handler) rpc(c echo.Context) error {
 			c.Response().Header().Set(echo.HeaderContentType, ctype)
 			return c.NoContent(http.StatusOK)
 		}
-		return c.Blob(http.StatusOK, ctype, []byte(res.body))
+		return c.Blob(http.StatusOK, ctype, res.body)
 	}
 	var offset int64
 	if root != nil {
@@ -122,7 +119,7 @@ func (q *sqlb) call(fn *Function, args map[string]json.RawMessage) string {
 		return name + "()"
 	}
 	obj, _ := json.Marshal(args)
-	q.args = append(q.args, string(obj))
+	q.args = append(q.args, obj)
 	b.WriteString(`json_to_record($` + strconv.Itoa(len(q.args)) + `::json) AS "_"(`)
 	var given []Arg
 	for _, a := range fn.Args {

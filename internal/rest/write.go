@@ -12,8 +12,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/labstack/echo/v4"
+
+	"masthead/internal/pg"
 )
 
 func errBody(details string) *Error {
@@ -299,11 +301,10 @@ func (h *Handler) finishWrite(rq *request, root *node, q *sqlb, returning bool, 
 	} else {
 		q.WriteString(`SELECT NULL::bigint, 0::bigint, ''`)
 	}
-	b := &pgx.Batch{}
-	b.Queue(q.String(), q.args...)
 	var res result
-	err := h.runWrite(rq, b, func(br pgx.BatchResults) error {
-		if err := br.QueryRow().Scan(&res.total, &res.page, &res.body); err != nil {
+	err := h.run(rq, true, []pg.Stmt{q.stmt()}, func(rs []*pgconn.Result) error {
+		var err error
+		if res, err = scanResult(rs[0]); err != nil {
 			return err
 		}
 		if rq.single && returning && res.page != 1 {
@@ -329,7 +330,7 @@ func (h *Handler) finishWrite(rq *request, root *node, q *sqlb, returning bool, 
 		if rq.single {
 			ctype, body = mediaObject+"; charset=utf-8", unwrapArray(body)
 		}
-		return c.Blob(okStatus, ctype, []byte(body))
+		return c.Blob(okStatus, ctype, body)
 	case "headers-only":
 		if loc := location(rq.path, root.table, res.body); loc != "" {
 			hdr.Set("Location", loc)
@@ -343,9 +344,9 @@ func (h *Handler) finishWrite(rq *request, root *node, q *sqlb, returning bool, 
 }
 
 // location builds /table?pk=eq.value for the first returned row.
-func location(path string, t *Table, body string) string {
+func location(path string, t *Table, body []byte) string {
 	var rows []map[string]any
-	if json.Unmarshal([]byte(body), &rows) != nil || len(rows) == 0 || len(t.PK) == 0 {
+	if json.Unmarshal(body, &rows) != nil || len(rows) == 0 || len(t.PK) == 0 {
 		return ""
 	}
 	v := url.Values{}
