@@ -1,0 +1,192 @@
+package mcp_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/crypto/bcrypt"
+
+	"masthead/internal/auth"
+	"masthead/internal/client"
+	"masthead/internal/mcp"
+	"masthead/internal/pg/pgtest"
+	"masthead/internal/rest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+const password = "correct horse battery"
+
+// stack is the real service on a loopback port: identity, /rest/v1 and /mcp over one fresh
+// database, wired as internal/server wires them, with two projects of fixtures.
+type stack struct {
+	url   string
+	api   *client.Client
+	db    *pgtest.DB
+	users map[string]string // name → id
+	projA string            // northwind: lead, editor, reviewer, viewer
+	projB string            // acme: editorB, leadB
+	pubs  map[string]string // title → id
+}
+
+func newStack(t testing.TB) *stack {
+	t.Helper()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	jwks, err := auth.GenerateKeySet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := auth.ParseKeySet(jwks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := auth.GeneratePublishableKey()
+	ts := httptest.NewUnstartedServer(nil)
+	base := "http://" + ts.Listener.Addr().String()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	generous := auth.Limit{Count: 100000, Per: time.Second, Burst: 100000}
+	authSvc, err := auth.New(db.Pool, auth.Options{
+		Issuer: base + "/auth/v1", PublishableKey: key, Keys: keys, AccessTTL: time.Hour,
+		ReuseInterval: 10 * time.Second, BcryptCost: bcrypt.MinCost, IPLimit: generous, AccountLimit: generous,
+	}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := rest.NewSchemaCache(ctx, db.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := mcp.New(mcp.Config{
+		APIURL: base, PublishableKey: key, PublicURL: base,
+		Auth: authSvc, InvalidToken: auth.ErrInvalidToken, Logger: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := echo.New()
+	authSvc.Mount(e.Group("/auth/v1"))
+	rest.NewHandler(db.Pool, schema, authSvc, rest.Config{}, log).Mount(e.Group("/rest/v1", authSvc.RequireAPIKey))
+	m.Mount(e)
+	ts.Config.Handler = e
+	ts.Start()
+	t.Cleanup(ts.Close)
+
+	api, err := client.New(base, key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &stack{url: base, api: api, db: db, users: map[string]string{}, pubs: map[string]string{}}
+	s.fixtures(t)
+	return s
+}
+
+// fixtures creates the users and projects as the cluster owner, drafts as their authors, and
+// then moves publications through the workflow over REST as the people allowed to.
+func (s *stack) fixtures(t testing.TB) {
+	t.Helper()
+	ctx := context.Background()
+	own := s.db.Owner(t)
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"lead", "editor", "reviewer", "viewer", "editorB", "leadB"} {
+		var id string
+		if err := own.QueryRow(ctx, `insert into auth.users (email, encrypted_password, email_confirmed_at, raw_user_meta_data)
+			values ($1, $2, now(), jsonb_build_object('name', $3::text)) returning id`,
+			name+"@mcp.test", string(hash), name).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		s.users[name] = id
+	}
+	if err := own.QueryRow(ctx, `insert into projects (slug, name, default_channels) values ('northwind', 'Northwind Daily', '{x,bluesky}') returning id`).Scan(&s.projA); err != nil {
+		t.Fatal(err)
+	}
+	if err := own.QueryRow(ctx, `insert into projects (slug, name) values ('acme', 'Acme Travel') returning id`).Scan(&s.projB); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []struct{ user, proj, role string }{
+		{"lead", s.projA, "lead"}, {"editor", s.projA, "editor"}, {"reviewer", s.projA, "reviewer"},
+		{"viewer", s.projA, "viewer"}, {"editorB", s.projB, "editor"}, {"leadB", s.projB, "lead"},
+	} {
+		if _, err := own.Exec(ctx, `insert into project_members (project_id, user_id, role) values ($1, $2, $3)`, m.proj, s.users[m.user], m.role); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := own.Exec(ctx, `insert into collections (project_id, slug, name) values ($1, 'news', 'News'), ($2, 'deals', 'Deals')`, s.projA, s.projB); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []struct{ title, proj, author string }{
+		{"Harbour reopens", s.projA, "editor"}, {"Tide tables", s.projA, "editor"},
+		{"Ferry strike ends", s.projA, "editor"}, {"Lighthouse gala", s.projA, "editor"},
+		{"Secret fares", s.projB, "editorB"}, {"Island hopping", s.projB, "editorB"},
+	} {
+		var id string
+		if err := own.QueryRow(ctx, `insert into publications (project_id, collection_id, title, slug, summary, body, author_id)
+			values ($1, (select id from collections where project_id = $1), $2, lower(replace($2, ' ', '-')), 'About '||$2, '# '||$2, $3)
+			returning id`, p.proj, p.title, s.users[p.author]).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		s.pubs[p.title] = id
+	}
+	// Tide tables, Ferry strike ends, Lighthouse gala and Island hopping wait for review; Ferry
+	// strike ends is approved and Lighthouse gala scheduled.
+	for _, title := range []string{"Tide tables", "Ferry strike ends", "Lighthouse gala"} {
+		s.move(t, "editor", client.RPCSubmit, title, client.TransitionArgs{Note: "ready"})
+	}
+	s.move(t, "editorB", client.RPCSubmit, "Island hopping", client.TransitionArgs{Note: "ready"})
+	s.move(t, "reviewer", client.RPCApprove, "Ferry strike ends", client.TransitionArgs{Note: "good"})
+	s.move(t, "reviewer", client.RPCApprove, "Lighthouse gala", client.TransitionArgs{Note: "good"})
+	s.move(t, "lead", client.RPCSchedule, "Lighthouse gala", client.TransitionArgs{ScheduledFor: time.Now().Add(48 * time.Hour)})
+}
+
+func (s *stack) move(t testing.TB, user, rpc, title string, a client.TransitionArgs) {
+	t.Helper()
+	a.PublicationID = s.pubs[title]
+	if _, err := s.api.Transition(context.Background(), s.token(t, user), rpc, a); err != nil {
+		t.Fatalf("fixture %s %s by %s: %v", rpc, title, user, err)
+	}
+}
+
+// token signs user in with the password grant, as the dashboard does.
+func (s *stack) token(t testing.TB, user string) string {
+	t.Helper()
+	sess, err := s.api.SignInWithPassword(context.Background(), user+"@mcp.test", password)
+	if err != nil {
+		t.Fatalf("sign in %s: %v", user, err)
+	}
+	return sess.AccessToken
+}
+
+// connect opens an MCP session as user with the go-sdk's own client; the bearer token rides
+// on every HTTP request, as an OAuth-configured client would send it.
+func (s *stack) connect(t testing.TB, user string) *sdk.ClientSession {
+	t.Helper()
+	hc := &http.Client{Transport: bearer{token: s.token(t, user), next: http.DefaultTransport}}
+	c := sdk.NewClient(&sdk.Implementation{Name: "mcp-test", Version: "1"}, nil)
+	sess, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: s.url + "/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("connect as %s: %v", user, err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	return sess
+}
+
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
