@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,8 +59,9 @@ type env struct {
 	e       *echo.Echo
 	backend Backend
 	users   map[string]string
-	now     time.Time // the signer's clock
-	png     []byte    // the bytes of proj-a/photo.png
+	clock   atomic.Int64 // the signer's clock, Unix nanoseconds; atomic because handlers read it
+	png     []byte // the bytes of proj-a/photo.png
+	spool   string // the handler's TempDir
 }
 
 // members: user → project slug and role; "outsider" belongs nowhere.
@@ -73,7 +75,8 @@ func newEnv(t *testing.T, backend Backend) *env {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	own := db.Owner(t)
-	ev := &env{db: db, backend: backend, users: map[string]string{}, now: time.Now()}
+	ev := &env{db: db, backend: backend, users: map[string]string{}}
+	ev.clock.Store(time.Now().UnixNano())
 	for _, name := range []string{"ownerA", "editorA", "reviewerA", "viewerA", "editorB", "outsider"} {
 		var id string
 		if err := own.QueryRow(ctx, `insert into auth.users (email) values ($1) returning id`, name+"@example.test").Scan(&id); err != nil {
@@ -109,14 +112,15 @@ func newEnv(t *testing.T, backend Backend) *env {
 			t.Fatal(err)
 		}
 	}
+	ev.spool = t.TempDir()
 	h, err := New(db.Pool, fakeAuth{ev.users}, Options{
 		Backend: backend, SigningKey: DeriveSigningKey("test secret"), MaxUploadBytes: 64 << 10,
-		InvalidToken: errBadToken, TempDir: t.TempDir(),
+		InvalidToken: errBadToken, TempDir: ev.spool,
 	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.signer.now = func() time.Time { return ev.now }
+	h.signer.now = func() time.Time { return time.Unix(0, ev.clock.Load()) }
 	ev.h = h
 	ev.e = echo.New()
 	h.Mount(ev.e.Group("/storage/v1"))

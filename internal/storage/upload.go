@@ -54,7 +54,7 @@ var errProbe = errors.New("storage: probe done")
 //  2. the body is spooled to a temporary file, capped, sniffed against the declared type and,
 //     for images, decoded far enough to read the dimensions;
 //  3. one transaction inserts the row and stores the object, committing only if both worked;
-//     if the commit fails after the object was stored, the object is deleted again.
+//     if storing or the commit fails, the object is deleted again.
 //
 // The transaction stays open while the backend stores the bytes; that is the price of never
 // having a committed row without its file, and the file is already local, so no slow client
@@ -98,20 +98,19 @@ func (h *Handler) upload(c echo.Context) error {
 	}
 
 	var id string
-	stored := false
+	attempted := false
 	err := h.insertMedia(ctx, caller, m, func(rowID string) error {
 		id = rowID
 		if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
-		if err := h.opts.Backend.Put(ctx, key, tmp, m.bytes, m.mime); err != nil {
-			return err
-		}
-		stored = true
-		return nil
+		attempted = true
+		return h.opts.Backend.Put(ctx, key, tmp, m.bytes, m.mime)
 	})
 	if err != nil {
-		if stored {
+		// A failed Put may still have stored the object (an S3 answer lost on the way back),
+		// so any attempt is undone. The key is ours to delete: the insert proved no row has it.
+		if attempted {
 			if derr := h.opts.Backend.Delete(context.WithoutCancel(ctx), key); derr != nil {
 				h.log.ErrorContext(ctx, "storage: remove object after failed commit", "key", key, "err", derr)
 			}
