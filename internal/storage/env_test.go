@@ -60,8 +60,8 @@ type env struct {
 	backend Backend
 	users   map[string]string
 	clock   atomic.Int64 // the signer's clock, Unix nanoseconds; atomic because handlers read it
-	png     []byte // the bytes of proj-a/photo.png
-	spool   string // the handler's TempDir
+	png     []byte       // the bytes of proj-a/photo.png
+	spool   string       // the handler's TempDir
 }
 
 // members: user → project slug and role; "outsider" belongs nowhere.
