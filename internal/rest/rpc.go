@@ -59,8 +59,20 @@ func (h *Handler) rpc(c echo.Context) error {
 		if err := h.window(rq, root); err != nil {
 			return h.fail(c, err)
 		}
-		q.WriteString(`SELECT NULL::bigint, count(*), COALESCE(json_agg("s0"), '[]')::text FROM (`)
-		q.level(root, `"t0"`, "", call, false)
+		// The call sits in a CTE so it runs once even when counted.
+		q.WriteString(`WITH "pgrst_source" AS (SELECT "f".* FROM ` + call + ` AS "f") SELECT `)
+		if rq.prefer.Count != "" {
+			// Counts of function results are exact: the planner cannot
+			// estimate what a function returns.
+			q.WriteString(`(SELECT count(*) FROM "pgrst_source" AS "c0"`)
+			q.where(root, `"c0"`, "", "")
+			q.WriteString("), ")
+			rq.prefer.Apply("count", rq.prefer.Count)
+		} else {
+			q.WriteString("NULL::bigint, ")
+		}
+		q.WriteString(`count(*), COALESCE(json_agg("s0"), '[]')::text FROM (`)
+		q.level(root, `"t0"`, "", `"pgrst_source"`, false)
 		q.WriteString(`) AS "s0"`)
 	case fn.Composite:
 		q.WriteString(`SELECT NULL::bigint, count(*), COALESCE(json_agg("t0"), '[]')::text FROM ` + call + ` AS "t0"`)

@@ -237,13 +237,23 @@ func (h *Handler) insert(c echo.Context) error {
 		q.WriteString(`::json) AS "_"`)
 		switch pf.Resolution {
 		case "merge-duplicates":
+			// The conflict columns are equal by definition, so they are
+			// not SET: that would need UPDATE rights on them for nothing.
 			q.onConflict(conflict)
 			q.WriteString(" DO UPDATE SET ")
-			for j, col := range g.cols {
-				if j > 0 {
+			n := 0
+			for _, col := range g.cols {
+				if slices.Contains(conflict, col.Name) {
+					continue
+				}
+				if n > 0 {
 					q.WriteString(", ")
 				}
+				n++
 				q.WriteString(col.quoted + " = EXCLUDED." + col.quoted)
+			}
+			if n == 0 {
+				q.WriteString(quoteIdent(conflict[0]) + " = EXCLUDED." + quoteIdent(conflict[0]))
 			}
 		case "ignore-duplicates":
 			q.onConflict(conflict)
