@@ -28,61 +28,61 @@ func (ev *env) sign(t *testing.T, key, user, body string) (int, string) {
 }
 
 func TestSignedURL(t *testing.T) {
-	t.Parallel()
-	ev := newDiskEnv(t)
-	status, url := ev.sign(t, "proj-a/photo.png", "viewerA", `{"expiresIn":60}`)
-	if status != 200 || !strings.HasPrefix(url, "/object/sign/media/proj-a/photo.png?token=") {
-		t.Fatalf("sign: %d %q", status, url)
-	}
-	token := url[strings.Index(url, "token=")+len("token="):]
+	eachBackend(t, func(t *testing.T, ev *env) {
+		status, url := ev.sign(t, "proj-a/photo.png", "viewerA", `{"expiresIn":60}`)
+		if status != 200 || !strings.HasPrefix(url, "/object/sign/media/proj-a/photo.png?token=") {
+			t.Fatalf("sign: %d %q", status, url)
+		}
+		token := url[strings.Index(url, "token=")+len("token="):]
 
-	t.Run("opens without credentials", func(t *testing.T) {
-		resp, body := ev.do(t, req{path: "/storage/v1" + url})
-		if resp.StatusCode != 200 || !bytes.Equal(body, ev.png) {
-			t.Fatalf("status %d", resp.StatusCode)
-		}
-		if resp.Header.Get("Content-Type") != "image/png" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
-			t.Fatalf("headers %v", resp.Header)
-		}
-	})
-	t.Run("range through a signed URL", func(t *testing.T) {
-		resp, body := ev.do(t, req{path: "/storage/v1" + url, header: map[string]string{"Range": "bytes=0-3"}})
-		if resp.StatusCode != 206 || !bytes.Equal(body, ev.png[:4]) {
-			t.Fatalf("status %d", resp.StatusCode)
-		}
-	})
-	for _, tc := range []struct{ name, path string }{
-		{"token on another tenant's path", "/storage/v1/object/sign/media/proj-b/secret.png?token=" + token},
-		{"token on a sibling path", "/storage/v1/object/sign/media/proj-a/page.html?token=" + token},
-		{"tampered signature", "/storage/v1" + url[:len(url)-2] + "xx"},
-		{"no token", "/storage/v1/object/sign/media/proj-a/photo.png"},
-		{"garbage token", "/storage/v1/object/sign/media/proj-a/photo.png?token=a.b.c"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			resp, b := ev.do(t, req{path: tc.path})
-			if resp.StatusCode != 400 || storageError(t, b)["error"] != "InvalidJWT" {
-				t.Fatalf("status %d: %s", resp.StatusCode, b)
+		t.Run("opens without credentials", func(t *testing.T) {
+			resp, body := ev.do(t, req{path: "/storage/v1" + url})
+			if resp.StatusCode != 200 || !bytes.Equal(body, ev.png) {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+			if resp.Header.Get("Content-Type") != "image/png" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+				t.Fatalf("headers %v", resp.Header)
 			}
 		})
-	}
-	t.Run("a token signed with another key", func(t *testing.T) {
-		other := signer{key: DeriveSigningKey("another secret"), now: time.Now}
-		forged := other.sign("media/proj-a/photo.png", "image/png", time.Hour)
-		resp, _ := ev.do(t, req{path: "/storage/v1/object/sign/media/proj-a/photo.png?token=" + forged})
-		if resp.StatusCode != 400 {
-			t.Fatalf("status %d", resp.StatusCode)
+		t.Run("range through a signed URL", func(t *testing.T) {
+			resp, body := ev.do(t, req{path: "/storage/v1" + url, header: map[string]string{"Range": "bytes=0-3"}})
+			if resp.StatusCode != 206 || !bytes.Equal(body, ev.png[:4]) {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+		})
+		for _, tc := range []struct{ name, path string }{
+			{"token on another tenant's path", "/storage/v1/object/sign/media/proj-b/secret.png?token=" + token},
+			{"token on a sibling path", "/storage/v1/object/sign/media/proj-a/page.html?token=" + token},
+			{"tampered signature", "/storage/v1" + url[:len(url)-2] + "xx"},
+			{"no token", "/storage/v1/object/sign/media/proj-a/photo.png"},
+			{"garbage token", "/storage/v1/object/sign/media/proj-a/photo.png?token=a.b.c"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				resp, b := ev.do(t, req{path: tc.path})
+				if resp.StatusCode != 400 || storageError(t, b)["error"] != "InvalidJWT" {
+					t.Fatalf("status %d: %s", resp.StatusCode, b)
+				}
+			})
 		}
-	})
-	t.Run("expires", func(t *testing.T) {
-		ev.clock.Add(int64(59 * time.Second))
-		if resp, _ := ev.do(t, req{path: "/storage/v1" + url}); resp.StatusCode != 200 {
-			t.Fatalf("at 59 s: status %d", resp.StatusCode)
-		}
-		ev.clock.Add(int64(time.Second))
-		resp, b := ev.do(t, req{path: "/storage/v1" + url})
-		if resp.StatusCode != 400 || storageError(t, b)["message"] != "jwt expired" {
-			t.Fatalf("at 60 s: status %d %s", resp.StatusCode, b)
-		}
+		t.Run("a token signed with another key", func(t *testing.T) {
+			other := signer{key: DeriveSigningKey("another secret"), now: time.Now}
+			forged := other.sign("media/proj-a/photo.png", "image/png", time.Hour)
+			resp, _ := ev.do(t, req{path: "/storage/v1/object/sign/media/proj-a/photo.png?token=" + forged})
+			if resp.StatusCode != 400 {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+		})
+		t.Run("expires", func(t *testing.T) {
+			ev.clock.Add(int64(59 * time.Second))
+			if resp, _ := ev.do(t, req{path: "/storage/v1" + url}); resp.StatusCode != 200 {
+				t.Fatalf("at 59 s: status %d", resp.StatusCode)
+			}
+			ev.clock.Add(int64(time.Second))
+			resp, b := ev.do(t, req{path: "/storage/v1" + url})
+			if resp.StatusCode != 400 || storageError(t, b)["message"] != "jwt expired" {
+				t.Fatalf("at 60 s: status %d %s", resp.StatusCode, b)
+			}
+		})
 	})
 }
 

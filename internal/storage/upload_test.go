@@ -54,125 +54,125 @@ func (ev *env) row(t *testing.T, key string) mediaRow {
 }
 
 func TestUpload(t *testing.T) {
-	t.Parallel()
-	ev := newDiskEnv(t)
-	jpg, gifData, mp4 := jpegBytes(t, 64, 48), gifBytes(t, 12, 7), mp4Bytes()
-	form, formType := multipartBody(t, "image/gif", gifData)
-	for _, tc := range []struct {
-		name, key, user, contentType string
-		body                         []byte
-		want                         mediaRow
-		w, h                         int
-	}{
-		{"editor, raw PNG", "proj-a/new/cover.png", "editorA", "image/png", ev.png, mediaRow{kind: "image", mime: "image/png"}, 40, 30},
-		{"owner, raw JPEG", "proj-a/hero.jpg", "ownerA", "image/jpeg", jpg, mediaRow{kind: "image", mime: "image/jpeg"}, 64, 48},
-		{"editor, multipart GIF", "proj-a/anim.gif", "editorA", formType, form, mediaRow{kind: "image", mime: "image/gif"}, 12, 7},
-		{"editor, MP4 video", "proj-a/clip.mp4", "editorA", "video/mp4", mp4, mediaRow{kind: "video", mime: "video/mp4"}, 0, 0},
-		{"editor of the other tenant, own project", "proj-b/b.png", "editorB", "image/png; charset=binary", ev.png, mediaRow{kind: "image", mime: "image/png"}, 40, 30},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			resp, b := ev.do(t, req{method: "POST", path: "/storage/v1/object/media/" + tc.key, user: tc.user,
-				body: tc.body, header: map[string]string{"Content-Type": tc.contentType}})
-			if resp.StatusCode != 200 {
-				t.Fatalf("status %d: %s", resp.StatusCode, b)
-			}
-			var out struct{ Id, Key string }
-			if err := json.Unmarshal(b, &out); err != nil || out.Id == "" || out.Key != "media/"+tc.key {
-				t.Fatalf("answer %s", b)
-			}
-			got := ev.row(t, tc.key)
-			if got.kind != tc.want.kind || got.mime != tc.want.mime {
-				t.Errorf("row kind %q mime %q", got.kind, got.mime)
-			}
-			if tc.w == 0 {
-				if got.width != nil || got.height != nil {
-					t.Errorf("video has dimensions %v×%v", *got.width, *got.height)
+	eachBackend(t, func(t *testing.T, ev *env) {
+		jpg, gifData, mp4 := jpegBytes(t, 64, 48), gifBytes(t, 12, 7), mp4Bytes()
+		form, formType := multipartBody(t, "image/gif", gifData)
+		for _, tc := range []struct {
+			name, key, user, contentType string
+			body                         []byte
+			want                         mediaRow
+			w, h                         int
+		}{
+			{"editor, raw PNG", "proj-a/new/cover.png", "editorA", "image/png", ev.png, mediaRow{kind: "image", mime: "image/png"}, 40, 30},
+			{"owner, raw JPEG", "proj-a/hero.jpg", "ownerA", "image/jpeg", jpg, mediaRow{kind: "image", mime: "image/jpeg"}, 64, 48},
+			{"editor, multipart GIF", "proj-a/anim.gif", "editorA", formType, form, mediaRow{kind: "image", mime: "image/gif"}, 12, 7},
+			{"editor, MP4 video", "proj-a/clip.mp4", "editorA", "video/mp4", mp4, mediaRow{kind: "video", mime: "video/mp4"}, 0, 0},
+			{"editor of the other tenant, own project", "proj-b/b.png", "editorB", "image/png; charset=binary", ev.png, mediaRow{kind: "image", mime: "image/png"}, 40, 30},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				resp, b := ev.do(t, req{method: "POST", path: "/storage/v1/object/media/" + tc.key, user: tc.user,
+					body: tc.body, header: map[string]string{"Content-Type": tc.contentType}})
+				if resp.StatusCode != 200 {
+					t.Fatalf("status %d: %s", resp.StatusCode, b)
 				}
-			} else if got.width == nil || *got.width != tc.w || *got.height != tc.h {
-				t.Errorf("dimensions %v×%v, want %d×%d", got.width, got.height, tc.w, tc.h)
-			}
-			resp, stored := ev.do(t, req{path: "/storage/v1/object/media/" + tc.key, user: tc.user})
-			if resp.StatusCode != 200 || int64(len(stored)) != got.bytes || resp.Header.Get("Content-Type") != tc.want.mime {
-				t.Fatalf("read back: status %d, %d bytes (row says %d), %s", resp.StatusCode, len(stored), got.bytes, resp.Header.Get("Content-Type"))
-			}
-		})
-	}
+				var out struct{ Id, Key string }
+				if err := json.Unmarshal(b, &out); err != nil || out.Id == "" || out.Key != "media/"+tc.key {
+					t.Fatalf("answer %s", b)
+				}
+				got := ev.row(t, tc.key)
+				if got.kind != tc.want.kind || got.mime != tc.want.mime {
+					t.Errorf("row kind %q mime %q", got.kind, got.mime)
+				}
+				if tc.w == 0 {
+					if got.width != nil || got.height != nil {
+						t.Errorf("video has dimensions %v×%v", *got.width, *got.height)
+					}
+				} else if got.width == nil || *got.width != tc.w || *got.height != tc.h {
+					t.Errorf("dimensions %v×%v, want %d×%d", got.width, got.height, tc.w, tc.h)
+				}
+				resp, stored := ev.do(t, req{path: "/storage/v1/object/media/" + tc.key, user: tc.user})
+				if resp.StatusCode != 200 || int64(len(stored)) != got.bytes || resp.Header.Get("Content-Type") != tc.want.mime {
+					t.Fatalf("read back: status %d, %d bytes (row says %d), %s", resp.StatusCode, len(stored), got.bytes, resp.Header.Get("Content-Type"))
+				}
+			})
+		}
+	})
 }
 
 // TestUploadRefused: every refusal leaves neither a row nor a file nor a spooled temp file.
 func TestUploadRefused(t *testing.T) {
-	t.Parallel()
-	ev := newDiskEnv(t)
-	html := []byte("<!doctype html><html><script>alert(1)</script></html>")
-	truncated := ev.png[:30]
-	tooBig := append(append([]byte{}, ev.png...), make([]byte, 64<<10)...)
-	mismatchForm, mismatchType := multipartBody(t, "image/jpeg", ev.png)
-	for _, tc := range []struct {
-		name, key, user, contentType string
-		body                         []byte
-		header                       map[string]string
-		status                       int
-		errName                      string
-	}{
-		{"viewer", "proj-a/v.png", "viewerA", "image/png", ev.png, nil, 403, "Unauthorized"},
-		{"reviewer", "proj-a/r.png", "reviewerA", "image/png", ev.png, nil, 403, "Unauthorized"},
-		{"editor of another tenant", "proj-a/b.png", "editorB", "image/png", ev.png, nil, 403, "Unauthorized"},
-		{"member of no project", "proj-a/o.png", "outsider", "image/png", ev.png, nil, 403, "Unauthorized"},
-		{"anon", "proj-a/anon.png", "", "image/png", ev.png, nil, 403, "Unauthorized"},
-		{"unknown project", "proj-zz/x.png", "editorA", "image/png", ev.png, nil, 403, "Unauthorized"},
-		{"invalid token", "proj-a/t.png", "forged", "image/png", ev.png, nil, 401, "Unauthorized"},
-		{"PNG declared as JPEG", "proj-a/m.jpg", "editorA", "image/jpeg", ev.png, nil, 415, "invalid_mime_type"},
-		{"HTML declared as PNG", "proj-a/h.png", "editorA", "image/png", html, nil, 415, "invalid_mime_type"},
-		{"HTML declared as HTML", "proj-a/h.html", "editorA", "text/html", html, nil, 415, "invalid_mime_type"},
-		{"SVG", "proj-a/s.svg", "editorA", "image/svg+xml", []byte(`<svg xmlns="http://www.w3.org/2000/svg"/>`), nil, 415, "invalid_mime_type"},
-		{"no content type", "proj-a/n.png", "editorA", "", ev.png, nil, 415, "invalid_mime_type"},
-		{"multipart part mismatch", "proj-a/mm.jpg", "editorA", mismatchType, mismatchForm, nil, 415, "invalid_mime_type"},
-		{"truncated PNG", "proj-a/cut.png", "editorA", "image/png", truncated, nil, 400, "InvalidRequest"},
-		{"empty", "proj-a/empty.png", "editorA", "image/png", nil, nil, 400, "InvalidRequest"},
-		{"over the size cap", "proj-a/big.png", "editorA", "image/png", tooBig, nil, 413, "Payload too large"},
-		{"upsert", "proj-a/up.png", "editorA", "image/png", ev.png, map[string]string{"x-upsert": "true"}, 400, "InvalidRequest"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			hdr := map[string]string{"Content-Type": tc.contentType}
-			for k, v := range tc.header {
-				hdr[k] = v
-			}
-			if tc.contentType == "" {
-				delete(hdr, "Content-Type")
-			}
-			resp, b := ev.do(t, req{method: "POST", path: "/storage/v1/object/media/" + tc.key, user: tc.user, body: tc.body, header: hdr})
-			if resp.StatusCode != tc.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, b)
-			}
-			if e := storageError(t, b); e["error"] != tc.errName {
-				t.Errorf("error %v, want %q", e, tc.errName)
-			}
-			if n := ev.rowCount(t, tc.key); n != 0 {
-				t.Errorf("%d rows left behind", n)
-			}
-			if ev.exists(t, tc.key) {
-				t.Errorf("file left behind")
-			}
-		})
-	}
-	if left, _ := os.ReadDir(ev.spool); len(left) != 0 {
-		t.Errorf("spool files left behind: %v", left)
-	}
+	eachBackend(t, func(t *testing.T, ev *env) {
+		html := []byte("<!doctype html><html><script>alert(1)</script></html>")
+		truncated := ev.png[:30]
+		tooBig := append(append([]byte{}, ev.png...), make([]byte, 64<<10)...)
+		mismatchForm, mismatchType := multipartBody(t, "image/jpeg", ev.png)
+		for _, tc := range []struct {
+			name, key, user, contentType string
+			body                         []byte
+			header                       map[string]string
+			status                       int
+			errName                      string
+		}{
+			{"viewer", "proj-a/v.png", "viewerA", "image/png", ev.png, nil, 403, "Unauthorized"},
+			{"reviewer", "proj-a/r.png", "reviewerA", "image/png", ev.png, nil, 403, "Unauthorized"},
+			{"editor of another tenant", "proj-a/b.png", "editorB", "image/png", ev.png, nil, 403, "Unauthorized"},
+			{"member of no project", "proj-a/o.png", "outsider", "image/png", ev.png, nil, 403, "Unauthorized"},
+			{"anon", "proj-a/anon.png", "", "image/png", ev.png, nil, 403, "Unauthorized"},
+			{"unknown project", "proj-zz/x.png", "editorA", "image/png", ev.png, nil, 403, "Unauthorized"},
+			{"invalid token", "proj-a/t.png", "forged", "image/png", ev.png, nil, 401, "Unauthorized"},
+			{"PNG declared as JPEG", "proj-a/m.jpg", "editorA", "image/jpeg", ev.png, nil, 415, "invalid_mime_type"},
+			{"HTML declared as PNG", "proj-a/h.png", "editorA", "image/png", html, nil, 415, "invalid_mime_type"},
+			{"HTML declared as HTML", "proj-a/h.html", "editorA", "text/html", html, nil, 415, "invalid_mime_type"},
+			{"SVG", "proj-a/s.svg", "editorA", "image/svg+xml", []byte(`<svg xmlns="http://www.w3.org/2000/svg"/>`), nil, 415, "invalid_mime_type"},
+			{"no content type", "proj-a/n.png", "editorA", "", ev.png, nil, 415, "invalid_mime_type"},
+			{"multipart part mismatch", "proj-a/mm.jpg", "editorA", mismatchType, mismatchForm, nil, 415, "invalid_mime_type"},
+			{"truncated PNG", "proj-a/cut.png", "editorA", "image/png", truncated, nil, 400, "InvalidRequest"},
+			{"empty", "proj-a/empty.png", "editorA", "image/png", nil, nil, 400, "InvalidRequest"},
+			{"over the size cap", "proj-a/big.png", "editorA", "image/png", tooBig, nil, 413, "Payload too large"},
+			{"upsert", "proj-a/up.png", "editorA", "image/png", ev.png, map[string]string{"x-upsert": "true"}, 400, "InvalidRequest"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				hdr := map[string]string{"Content-Type": tc.contentType}
+				for k, v := range tc.header {
+					hdr[k] = v
+				}
+				if tc.contentType == "" {
+					delete(hdr, "Content-Type")
+				}
+				resp, b := ev.do(t, req{method: "POST", path: "/storage/v1/object/media/" + tc.key, user: tc.user, body: tc.body, header: hdr})
+				if resp.StatusCode != tc.status {
+					t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, b)
+				}
+				if e := storageError(t, b); e["error"] != tc.errName {
+					t.Errorf("error %v, want %q", e, tc.errName)
+				}
+				if n := ev.rowCount(t, tc.key); n != 0 {
+					t.Errorf("%d rows left behind", n)
+				}
+				if ev.exists(t, tc.key) {
+					t.Errorf("file left behind")
+				}
+			})
+		}
+		if left, _ := os.ReadDir(ev.spool); len(left) != 0 {
+			t.Errorf("spool files left behind: %v", left)
+		}
+	})
 }
 
 // TestDuplicateKeepsOriginal: a second upload to a taken path changes nothing.
 func TestDuplicateKeepsOriginal(t *testing.T) {
-	t.Parallel()
-	ev := newDiskEnv(t)
-	resp, _ := ev.do(t, req{method: "POST", path: "/storage/v1/object/media/proj-a/photo.png", user: "editorA",
-		body: jpegBytes(t, 8, 8), header: map[string]string{"Content-Type": "image/jpeg"}})
-	if resp.StatusCode != 409 {
-		t.Fatalf("status %d", resp.StatusCode)
-	}
-	_, body := ev.do(t, req{path: "/storage/v1/object/media/proj-a/photo.png", user: "ownerA"})
-	if !bytes.Equal(body, ev.png) || ev.row(t, "proj-a/photo.png").mime != "image/png" {
-		t.Fatal("the original object or row changed")
-	}
+	eachBackend(t, func(t *testing.T, ev *env) {
+		resp, _ := ev.do(t, req{method: "POST", path: "/storage/v1/object/media/proj-a/photo.png", user: "editorA",
+			body: jpegBytes(t, 8, 8), header: map[string]string{"Content-Type": "image/jpeg"}})
+		if resp.StatusCode != 409 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		_, body := ev.do(t, req{path: "/storage/v1/object/media/proj-a/photo.png", user: "ownerA"})
+		if !bytes.Equal(body, ev.png) || ev.row(t, "proj-a/photo.png").mime != "image/png" {
+			t.Fatal("the original object or row changed")
+		}
+	})
 }
 
 // faultyBackend stores as its Backend does, then runs afterPut, to break an upload after the
@@ -195,48 +195,48 @@ func (f *faultyBackend) Put(ctx context.Context, key string, r io.Reader, size i
 // TestUploadUndone: when storing reports a failure after writing, or the commit fails after a
 // successful store, neither the row nor the file survives.
 func TestUploadUndone(t *testing.T) {
-	t.Parallel()
-	d, err := NewDisk(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	fb := &faultyBackend{Backend: d}
-	ev := newEnv(t, fb)
+	for _, kind := range backendKinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			fb := &faultyBackend{Backend: newBackend(t, kind)}
+			ev := newEnv(t, fb)
 
-	t.Run("put fails", func(t *testing.T) {
-		fb.afterPut = func(context.Context) error { return errors.New("store answered 500") }
-		defer func() { fb.afterPut = nil }()
-		resp, b := ev.do(t, req{method: "POST", path: "/storage/v1/object/media/proj-a/f1.png", user: "editorA",
-			body: ev.png, header: map[string]string{"Content-Type": "image/png"}})
-		if resp.StatusCode != 500 {
-			t.Fatalf("status %d: %s", resp.StatusCode, b)
-		}
-		if ev.rowCount(t, "proj-a/f1.png") != 0 || ev.exists(t, "proj-a/f1.png") {
-			t.Fatal("row or file left behind")
-		}
-	})
-	t.Run("commit fails", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		fb.afterPut = func(context.Context) error { cancel(); return nil }
-		defer func() { fb.afterPut = nil }()
-		r := httptest.NewRequestWithContext(ctx, "POST", "/storage/v1/object/media/proj-a/f2.png", bytes.NewReader(ev.png))
-		r.Header.Set("Content-Type", "image/png")
-		r.Header.Set("Authorization", "Bearer editorA")
-		rec := httptest.NewRecorder()
-		ev.e.ServeHTTP(rec, r)
-		if rec.Code < 500 {
-			t.Fatalf("status %d: %s", rec.Code, rec.Body)
-		}
-		if ev.rowCount(t, "proj-a/f2.png") != 0 || ev.exists(t, "proj-a/f2.png") {
-			t.Fatal("row or file left behind")
-		}
-	})
-	t.Run("still works afterwards", func(t *testing.T) {
-		resp, b := ev.do(t, req{method: "POST", path: "/storage/v1/object/media/proj-a/f3.png", user: "editorA",
-			body: ev.png, header: map[string]string{"Content-Type": "image/png"}})
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("status %d: %s", resp.StatusCode, b)
-		}
-	})
+			t.Run("put fails", func(t *testing.T) {
+				fb.afterPut = func(context.Context) error { return errors.New("store answered 500") }
+				defer func() { fb.afterPut = nil }()
+				resp, b := ev.do(t, req{method: "POST", path: "/storage/v1/object/media/proj-a/f1.png", user: "editorA",
+					body: ev.png, header: map[string]string{"Content-Type": "image/png"}})
+				if resp.StatusCode != 500 {
+					t.Fatalf("status %d: %s", resp.StatusCode, b)
+				}
+				if ev.rowCount(t, "proj-a/f1.png") != 0 || ev.exists(t, "proj-a/f1.png") {
+					t.Fatal("row or file left behind")
+				}
+			})
+			t.Run("commit fails", func(t *testing.T) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				fb.afterPut = func(context.Context) error { cancel(); return nil }
+				defer func() { fb.afterPut = nil }()
+				r := httptest.NewRequestWithContext(ctx, "POST", "/storage/v1/object/media/proj-a/f2.png", bytes.NewReader(ev.png))
+				r.Header.Set("Content-Type", "image/png")
+				r.Header.Set("Authorization", "Bearer editorA")
+				rec := httptest.NewRecorder()
+				ev.e.ServeHTTP(rec, r)
+				if rec.Code < 500 {
+					t.Fatalf("status %d: %s", rec.Code, rec.Body)
+				}
+				if ev.rowCount(t, "proj-a/f2.png") != 0 || ev.exists(t, "proj-a/f2.png") {
+					t.Fatal("row or file left behind")
+				}
+			})
+			t.Run("still works afterwards", func(t *testing.T) {
+				resp, b := ev.do(t, req{method: "POST", path: "/storage/v1/object/media/proj-a/f3.png", user: "editorA",
+					body: ev.png, header: map[string]string{"Content-Type": "image/png"}})
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("status %d: %s", resp.StatusCode, b)
+				}
+			})
+		})
+	}
 }
