@@ -47,6 +47,17 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// ShutdownTimeout bounds how long in-flight requests may finish after a stop signal.
 	ShutdownTimeout time.Duration
+	// StorageDir is the folder bucket `media` lives in when no S3 endpoint is set.
+	StorageDir string
+	// S3 is an S3-compatible store for bucket `media`; it wins over StorageDir when set.
+	S3 S3
+}
+
+// S3 locates an S3-compatible object store.
+type S3 struct {
+	Endpoint, Region, Bucket string
+	AccessKey, SecretKey     string
+	PathStyle                bool // <endpoint>/<bucket>, as MinIO and most self-hosted stores need
 }
 
 // Rate is Count requests per Per, with bursts up to Burst: "150/5m,30".
@@ -115,6 +126,13 @@ var settings = []setting{
 	{"MASTHEAD_TOKEN_RATE_ACCOUNT", "token-rate-account", "password sign-in limit per email: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.TokenRateAccount) }},
 	{"MASTHEAD_TRUSTED_PROXIES", "trusted-proxies", "comma-separated CIDRs whose X-Forwarded-For is trusted", func(c *Config) flag.Value { return (*prefixesValue)(&c.TrustedProxies) }},
 	{"MASTHEAD_SHUTDOWN_TIMEOUT", "shutdown-timeout", "grace period for in-flight requests on stop: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.ShutdownTimeout) }},
+	{"MASTHEAD_STORAGE_DIR", "storage-dir", "folder holding bucket media when no S3 endpoint is set", func(c *Config) flag.Value { return (*stringValue)(&c.StorageDir) }},
+	{"MASTHEAD_S3_ENDPOINT", "s3-endpoint", "S3-compatible endpoint URL for bucket media", func(c *Config) flag.Value { return (*stringValue)(&c.S3.Endpoint) }},
+	{"MASTHEAD_S3_REGION", "s3-region", "S3 region", func(c *Config) flag.Value { return (*stringValue)(&c.S3.Region) }},
+	{"MASTHEAD_S3_BUCKET", "s3-bucket", "S3 bucket holding the media objects", func(c *Config) flag.Value { return (*stringValue)(&c.S3.Bucket) }},
+	{"MASTHEAD_S3_ACCESS_KEY", "s3-access-key", "S3 access key id (secret)", func(c *Config) flag.Value { return (*secretValue)(&c.S3.AccessKey) }},
+	{"MASTHEAD_S3_SECRET_KEY", "s3-secret-key", "S3 secret key (secret; prefer the environment)", func(c *Config) flag.Value { return (*secretValue)(&c.S3.SecretKey) }},
+	{"MASTHEAD_S3_PATH_STYLE", "s3-path-style", "address the bucket as <endpoint>/<bucket> (true/false)", func(c *Config) flag.Value { return (*boolValue)(&c.S3.PathStyle) }},
 }
 
 // FromEnv starts from Default and applies every environment variable that is set and not
@@ -167,6 +185,12 @@ func (c Config) Validate() error {
 	if c.RefreshReuseInterval < 0 {
 		errs = append(errs, errors.New("config: MASTHEAD_REFRESH_REUSE_INTERVAL must not be negative"))
 	}
+	if c.S3.Endpoint == "" && c.StorageDir == "" {
+		errs = append(errs, errors.New("config: set MASTHEAD_STORAGE_DIR or MASTHEAD_S3_ENDPOINT for bucket media"))
+	}
+	if c.S3.Endpoint != "" && c.S3.Bucket == "" {
+		errs = append(errs, errors.New("config: MASTHEAD_S3_BUCKET is required with MASTHEAD_S3_ENDPOINT"))
+	}
 	if c.BcryptCost < 4 || c.BcryptCost > 31 {
 		errs = append(errs, errors.New("config: MASTHEAD_BCRYPT_COST must be between 4 and 31"))
 	}
@@ -204,6 +228,7 @@ func (c Config) Redacted() []any {
 		"publishable_key", set(c.PublishableKey), "jwt_keys", set(c.JWTKeys),
 		"jwt_exp", c.JWTExp.String(), "refresh_reuse_interval", c.RefreshReuseInterval.String(),
 		"token_rate_ip", c.TokenRateIP.String(), "token_rate_account", c.TokenRateAccount.String(),
+		"storage_dir", c.StorageDir, "s3_endpoint", c.S3.Endpoint, "s3_bucket", c.S3.Bucket,
 	}
 }
 
@@ -222,6 +247,19 @@ type secretValue string
 
 func (v *secretValue) Set(s string) error { *v = secretValue(s); return nil }
 func (v *secretValue) String() string     { return "" }
+
+type boolValue bool
+
+func (v *boolValue) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("%q is not true or false", s)
+	}
+	*v = boolValue(b)
+	return nil
+}
+func (v *boolValue) String() string   { return strconv.FormatBool(v != nil && bool(*v)) }
+func (v *boolValue) IsBoolFlag() bool { return true }
 
 type intValue int
 

@@ -45,6 +45,7 @@ func TestEnvThenFlags(t *testing.T) {
 		"MASTHEAD_TOKEN_RATE_IP":          "5/1m,2",
 		"MASTHEAD_JWT_KEYS":               `{"keys":["secret"]}`,
 		"MASTHEAD_TRUSTED_PROXIES":        "10.0.0.0/8, 192.168.0.0/16",
+		"MASTHEAD_S3_PATH_STYLE":          "true",
 	}
 	c, err := FromEnv(func(k string) string { return env[k] })
 	if err != nil {
@@ -63,6 +64,9 @@ func TestEnvThenFlags(t *testing.T) {
 	}
 	if c.TokenRateIP != (Rate{Count: 5, Per: time.Minute, Burst: 2}) {
 		t.Errorf("rate = %+v", c.TokenRateIP)
+	}
+	if !c.S3.PathStyle {
+		t.Errorf("MASTHEAD_S3_PATH_STYLE not applied")
 	}
 	if len(c.TrustedProxies) != 2 {
 		t.Errorf("trusted proxies = %v", c.TrustedProxies)
@@ -93,6 +97,7 @@ func TestValidate(t *testing.T) {
 	good.DatabaseURL = "postgres://authenticator@/masthead"
 	good.PublishableKey = "sb_publishable_0123456789abcdef"
 	good.JWTKeys = `{"keys":[]}`
+	good.StorageDir = "/var/lib/masthead/media"
 	if err := good.Validate(); err != nil {
 		t.Fatalf("good config refused: %v", err)
 	}
@@ -108,6 +113,8 @@ func TestValidate(t *testing.T) {
 		{"bad public url", func(c *Config) { c.PublicURL = "example.com" }, "MASTHEAD_PUBLIC_URL"},
 		{"short exp", func(c *Config) { c.JWTExp = time.Second }, "MASTHEAD_JWT_EXP"},
 		{"bcrypt", func(c *Config) { c.BcryptCost = 2 }, "MASTHEAD_BCRYPT_COST"},
+		{"no storage", func(c *Config) { c.StorageDir = "" }, "MASTHEAD_STORAGE_DIR"},
+		{"s3 without bucket", func(c *Config) { c.S3.Endpoint = "http://127.0.0.1:9000" }, "MASTHEAD_S3_BUCKET"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,11 +18,18 @@ const (
 	devJWKSFile = "jwt_keys.json"
 )
 
-// PrepareDev fills the publishable key and JWT keys for `masthead dev`: values already in cfg
-// (from MASTHEAD_PUBLISHABLE_KEY / MASTHEAD_JWT_KEYS) win; otherwise they are read from dir, or
-// generated and stored there (mode 0600) on the first run, so tokens and the key stay valid
-// across restarts.
+// DevMediaDir is where `masthead dev` keeps bucket media under its data folder; the seed
+// writes the demo images there.
+const DevMediaDir = "media"
+
+// PrepareDev fills what `masthead dev` does not ask for: the publishable key and JWT keys,
+// unless cfg already has them (MASTHEAD_PUBLISHABLE_KEY / MASTHEAD_JWT_KEYS), are read from
+// dir, or generated and stored there (mode 0600) on the first run, so tokens and the key stay
+// valid across restarts; media lives in <dir>/media unless storage is configured.
 func PrepareDev(dir string, cfg *config.Config) error {
+	if cfg.StorageDir == "" && cfg.S3.Endpoint == "" {
+		cfg.StorageDir = filepath.Join(dir, DevMediaDir)
+	}
 	if cfg.PublishableKey == "" {
 		key, err := loadOrCreate(filepath.Join(dir, devKeyFile), func() ([]byte, error) {
 			return []byte(auth.GeneratePublishableKey() + "\n"), nil

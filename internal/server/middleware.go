@@ -132,8 +132,11 @@ func cors() echo.MiddlewareFunc {
 	})
 }
 
-// bodyLimit caps request bodies; uploads get their own, larger limit where storage mounts.
-var bodyLimit = middleware.BodyLimit("1M")
+// bodyLimit caps request bodies at 1 MB, except uploads, which storage limits itself.
+var bodyLimit = middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
+	Limit:   "1M",
+	Skipper: func(c echo.Context) bool { return strings.HasPrefix(c.Request().URL.Path, "/storage/v1/") },
+})
 
 // ipExtractor decides the client IP for rate limits and logs: the TCP peer, unless the peer is
 // one of the trusted proxies, whose X-Forwarded-For is then believed. Nothing is trusted by

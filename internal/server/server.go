@@ -23,21 +23,37 @@ import (
 	"masthead/handlers"
 	"masthead/internal/auth"
 	"masthead/internal/config"
+	"masthead/internal/mcp"
 	"masthead/internal/pg"
+	"masthead/internal/rest"
+	"masthead/internal/storage"
 )
 
 // Server is the HTTP service: create it with New, run it with Run or Serve, then Close it.
 type Server struct {
-	cfg  config.Config
-	log  *slog.Logger
-	pool *pgxpool.Pool
-	auth *auth.Service
-	echo *echo.Echo
+	cfg    config.Config
+	log    *slog.Logger
+	pool   *pgxpool.Pool
+	auth   *auth.Service
+	schema *rest.SchemaCache
+	echo   *echo.Echo
 }
+
+// Option changes what New mounts.
+type Option func(*options)
+
+type options struct{ dashboard bool }
+
+// WithoutDashboard serves the service surfaces only, for `masthead api`.
+func WithoutDashboard() Option { return func(o *options) { o.dashboard = false } }
 
 // New connects to the database and builds the handler with every surface mounted. cfg must
 // pass Validate.
-func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, error) {
+func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Option) (*Server, error) {
+	o := options{dashboard: true}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	keys, err := auth.ParseKeySet([]byte(cfg.JWTKeys))
 	if err != nil {
 		return nil, err
@@ -46,27 +62,92 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err != nil {
 		return nil, err
 	}
-	authSvc, err := auth.New(pool, auth.Options{
-		Issuer:         cfg.Issuer(),
-		PublishableKey: cfg.PublishableKey,
-		Keys:           keys,
-		AccessTTL:      cfg.JWTExp,
-		ReuseInterval:  cfg.RefreshReuseInterval,
-		BcryptCost:     cfg.BcryptCost,
-		IPLimit:        auth.Limit(cfg.TokenRateIP),
-		AccountLimit:   auth.Limit(cfg.TokenRateAccount),
-	}, log)
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
-	s := &Server{cfg: cfg, log: log, pool: pool, auth: authSvc, echo: echo.New()}
-	s.routes()
-	if err := s.mountDashboard(); err != nil {
+	s := &Server{cfg: cfg, log: log, pool: pool, echo: echo.New()}
+	if err := s.mount(ctx, keys, o); err != nil {
 		pool.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// mount lists every surface and where it lives. Each surface brings its own routes and error
+// format; the server only decides the prefix and the shared middleware.
+func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error {
+	e := s.echo
+	e.HideBanner, e.HidePort = true, true
+	e.IPExtractor = ipExtractor(s.cfg.TrustedProxies)
+	e.HTTPErrorHandler = s.httpError
+	e.Use(requestID, s.accessLog, s.recover, cors(), bodyLimit)
+
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+
+	// Identity (GoTrue-compatible). It applies the publishable-key check per route, because
+	// its JWK set must stay public.
+	var err error
+	s.auth, err = auth.New(s.pool, auth.Options{
+		Issuer:         s.cfg.Issuer(),
+		PublishableKey: s.cfg.PublishableKey,
+		Keys:           keys,
+		AccessTTL:      s.cfg.JWTExp,
+		ReuseInterval:  s.cfg.RefreshReuseInterval,
+		BcryptCost:     s.cfg.BcryptCost,
+		IPLimit:        auth.Limit(s.cfg.TokenRateIP),
+		AccountLimit:   auth.Limit(s.cfg.TokenRateAccount),
+	}, s.log)
+	if err != nil {
+		return err
+	}
+	s.auth.Mount(e.Group("/auth/v1"))
+
+	// REST (PostgREST-compatible), every route behind the publishable key. The schema cache
+	// follows NOTIFY masthead while Serve runs.
+	if s.schema, err = rest.NewSchemaCache(ctx, s.pool); err != nil {
+		return err
+	}
+	rest.NewHandler(s.pool, s.schema, s.auth, rest.Config{}, s.log).Mount(e.Group("/rest/v1", s.auth.RequireAPIKey))
+
+	// Storage (bucket media). It applies the publishable key itself: signed-URL downloads are
+	// opened by <img src> and carry no headers. Signed URLs are keyed off the JWT keys, which
+	// every instance shares.
+	backend, err := s.storageBackend()
+	if err != nil {
+		return err
+	}
+	st, err := storage.New(s.pool, s.auth, storage.Options{
+		Backend: backend, SigningKey: storage.DeriveSigningKey(s.cfg.JWTKeys),
+		InvalidToken: auth.ErrInvalidToken, APIKey: s.auth.RequireAPIKey,
+	}, s.log)
+	if err != nil {
+		return err
+	}
+	st.Mount(e.Group("/storage/v1"))
+
+	// MCP for AI clients, without the publishable key (they never have it); its tools call
+	// /rest/v1 over HTTP with the caller's own token.
+	m, err := mcp.New(mcp.Config{
+		APIURL: s.cfg.BaseURL(), PublishableKey: s.cfg.PublishableKey, PublicURL: s.cfg.BaseURL(),
+		Auth: s.auth, InvalidToken: auth.ErrInvalidToken, Logger: s.log,
+	})
+	if err != nil {
+		return err
+	}
+	m.Mount(e)
+
+	// The dashboard, unless this is `masthead api`.
+	if o.dashboard {
+		return s.mountDashboard()
+	}
+	return nil
+}
+
+// storageBackend is the S3-compatible store when configured, else the local folder.
+func (s *Server) storageBackend() (storage.Backend, error) {
+	if c := s.cfg.S3; c.Endpoint != "" {
+		return storage.NewS3(storage.S3Config{Endpoint: c.Endpoint, Region: c.Region, Bucket: c.Bucket,
+			AccessKey: c.AccessKey, SecretKey: c.SecretKey, PathStyle: c.PathStyle})
+	}
+	return storage.NewDisk(s.cfg.StorageDir)
 }
 
 // mountDashboard serves the editorial dashboard on the same address. It calls this service
@@ -86,22 +167,6 @@ func (s *Server) mountDashboard() error {
 	}
 	app.Register(s.echo)
 	return nil
-}
-
-// routes lists every mount. Each surface brings its own routes and error format.
-func (s *Server) routes() {
-	e := s.echo
-	e.HideBanner, e.HidePort = true, true
-	e.IPExtractor = ipExtractor(s.cfg.TrustedProxies)
-	e.HTTPErrorHandler = s.httpError
-	e.Use(requestID, s.accessLog, s.recover, cors(), bodyLimit)
-
-	e.GET("/healthz", s.healthz)
-	e.GET("/readyz", s.readyz)
-
-	// Identity (GoTrue-compatible). The service applies the publishable-key check per route,
-	// because its JWK set must stay public.
-	s.auth.Mount(e.Group("/auth/v1"))
 }
 
 // Handler is the whole service as an http.Handler, for httptest and embedding.
@@ -128,6 +193,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+	listenCtx, stopListen := context.WithCancel(ctx)
+	defer stopListen()
+	go s.schema.Listen(listenCtx, s.log)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	s.log.Info("server: listening", "addr", ln.Addr().String(), "public_url", s.cfg.BaseURL())

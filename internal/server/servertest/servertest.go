@@ -48,6 +48,7 @@ func New(t testing.TB, change func(*config.Config)) *Env {
 	cfg.PublishableKey = auth.GeneratePublishableKey()
 	cfg.JWTKeys = string(keys)
 	cfg.BcryptCost = BcryptCost
+	cfg.StorageDir = t.TempDir()
 	cfg.TokenRateIP = config.Rate{Count: 100000, Per: time.Second, Burst: 100000}
 	cfg.TokenRateAccount = cfg.TokenRateIP
 	ts := httptest.NewUnstartedServer(nil)
