@@ -219,3 +219,24 @@ func TestConditionalAndRange(t *testing.T) {
 		})
 	})
 }
+
+// TestAPIKey: every route but the signed-URL download wants the publishable key, as Supabase's
+// gateway does; an <img src> holding a signed URL cannot send one.
+func TestAPIKey(t *testing.T) {
+	t.Parallel()
+	ev := newDiskEnv(t)
+	for _, r := range []req{
+		{method: "GET", path: "/storage/v1/object/authenticated/media/proj-a/photo.png", user: "ownerA"},
+		{method: "HEAD", path: "/storage/v1/object/media/proj-a/photo.png", user: "ownerA"},
+		{method: "POST", path: "/storage/v1/object/sign/media/proj-a/photo.png", user: "ownerA", body: []byte(`{"expiresIn":60}`)},
+		{method: "POST", path: "/storage/v1/object/media/proj-a/k.png", user: "editorA", body: ev.png},
+	} {
+		r.noKey = true
+		if resp, _ := ev.do(t, r); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s %s without apikey: status %d", r.method, r.path, resp.StatusCode)
+		}
+	}
+	if ev.rowCount(t, "proj-a/k.png") != 0 {
+		t.Error("upload without apikey wrote a row")
+	}
+}

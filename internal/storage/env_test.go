@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"image"
 	"image/color"
 	"image/gif"
@@ -15,50 +14,31 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"golang.org/x/crypto/bcrypt"
 
-	"masthead/internal/pg"
+	"masthead/internal/auth"
 	"masthead/internal/pg/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// errBadToken stands in for auth.ErrInvalidToken.
-var errBadToken = errors.New("invalid token")
-
-// fakeAuth is the smallest real Authenticator: "Bearer <fixture user name>" is that user with
-// the claims the identity service would sign, no Authorization header is anon, anything else
-// is an invalid token. It lets these tests drive RLS without the identity service.
-type fakeAuth struct{ users map[string]string }
-
-func (a fakeAuth) Caller(r *http.Request) (pg.Caller, error) {
-	h := r.Header.Get("Authorization")
-	if h == "" {
-		return pg.Anon, nil
-	}
-	name, _ := strings.CutPrefix(h, "Bearer ")
-	id, ok := a.users[name]
-	if !ok {
-		return pg.Caller{}, fmt.Errorf("%w: unknown user %q", errBadToken, name)
-	}
-	claims, _ := json.Marshal(map[string]any{"sub": id, "role": "authenticated", "aud": "authenticated"})
-	return pg.UserCaller(claims), nil
-}
-
-// env is one test's service: a fresh database with two tenants, a backend, the handler mounted
-// under /storage/v1 on a real HTTP server.
+// env is one test's service: a fresh database with two tenants, the real identity service, a
+// backend, and the handler mounted under /storage/v1 on a real HTTP server.
 type env struct {
 	db      *pgtest.DB
 	h       *Handler
 	srv     *httptest.Server
 	e       *echo.Echo
 	backend Backend
-	users   map[string]string
+	auth    *auth.Service
+	key     string            // the publishable key
+	users   map[string]string // name → user id
+	tokens  map[string]string // name → access token
 	clock   atomic.Int64 // the signer's clock, Unix nanoseconds; atomic because handlers read it
 	png     []byte       // the bytes of proj-a/photo.png
 	spool   string       // the handler's TempDir
@@ -75,14 +55,26 @@ func newEnv(t *testing.T, backend Backend) *env {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	own := db.Owner(t)
-	ev := &env{db: db, backend: backend, users: map[string]string{}}
+	ev := &env{db: db, backend: backend, users: map[string]string{}, tokens: map[string]string{"forged": "not-a-token"}}
 	ev.clock.Store(time.Now().UnixNano())
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ev.auth, ev.key = newAuth(t, db, log)
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range []string{"ownerA", "editorA", "reviewerA", "viewerA", "editorB", "outsider"} {
 		var id string
-		if err := own.QueryRow(ctx, `insert into auth.users (email) values ($1) returning id`, name+"@example.test").Scan(&id); err != nil {
+		if err := own.QueryRow(ctx, `insert into auth.users (email, encrypted_password, email_confirmed_at)
+			values ($1, $2, now()) returning id`, name+"@example.test", string(hash)).Scan(&id); err != nil {
 			t.Fatal(err)
 		}
 		ev.users[name] = id
+		tok, err := ev.auth.PasswordGrant(ctx, name+"@example.test", password, auth.Client{IP: "127.0.0.1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.tokens[name] = tok.AccessToken
 	}
 	proj := map[string]string{}
 	for _, slug := range []string{"proj-a", "proj-b"} {
@@ -113,10 +105,10 @@ func newEnv(t *testing.T, backend Backend) *env {
 		}
 	}
 	ev.spool = t.TempDir()
-	h, err := New(db.Pool, fakeAuth{ev.users}, Options{
+	h, err := New(db.Pool, ev.auth, Options{
 		Backend: backend, SigningKey: DeriveSigningKey("test secret"), MaxUploadBytes: 64 << 10,
-		InvalidToken: errBadToken, TempDir: ev.spool,
-	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		InvalidToken: auth.ErrInvalidToken, APIKey: ev.auth.RequireAPIKey, TempDir: ev.spool,
+	}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,11 +121,48 @@ func newEnv(t *testing.T, backend Backend) *env {
 	return ev
 }
 
-// req is one request of a scenario.
+// password is every fixture user's password.
+const password = "correct horse battery"
+
+// newAuth starts the identity service on db with fresh keys and loose rate limits.
+func newAuth(t testing.TB, db *pgtest.DB, log *slog.Logger) (*auth.Service, string) {
+	t.Helper()
+	jwks, err := auth.GenerateKeySet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := auth.ParseKeySet(jwks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := auth.GeneratePublishableKey()
+	loose := auth.Limit{Count: 1 << 20, Per: time.Minute, Burst: 1 << 20}
+	svc, err := auth.New(db.Pool, auth.Options{Issuer: "http://masthead.test/auth/v1", PublishableKey: key,
+		Keys: keys, AccessTTL: time.Hour, ReuseInterval: 10 * time.Second, BcryptCost: bcrypt.MinCost,
+		IPLimit: loose, AccountLimit: loose}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, key
+}
+
+// req is one request of a scenario: as user (a fixture name, "forged" for a token that does not
+// verify, "" for anon), with the publishable key unless noKey.
 type req struct {
 	method, path, user string
 	body               []byte
 	header             map[string]string
+	noKey              bool
+}
+
+// authorize sets the headers supabase-js would send for r.
+func (ev *env) authorize(hr *http.Request, r req) {
+	if !r.noKey {
+		hr.Header.Set("apikey", ev.key)
+	}
+	if r.user != "" {
+		hr.Header.Set("Authorization", "Bearer "+ev.tokens[r.user])
+	}
 }
 
 // do sends r over HTTP and returns the response with its body read.
@@ -146,9 +175,7 @@ func (ev *env) do(t *testing.T, r req) (*http.Response, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.user != "" {
-		hr.Header.Set("Authorization", "Bearer "+r.user)
-	}
+	ev.authorize(hr, r)
 	for k, v := range r.header {
 		hr.Header.Set(k, v)
 	}

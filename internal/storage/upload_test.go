@@ -220,7 +220,7 @@ func TestUploadUndone(t *testing.T) {
 				defer func() { fb.afterPut = nil }()
 				r := httptest.NewRequestWithContext(ctx, "POST", "/storage/v1/object/media/proj-a/f2.png", bytes.NewReader(ev.png))
 				r.Header.Set("Content-Type", "image/png")
-				r.Header.Set("Authorization", "Bearer editorA")
+				ev.authorize(r, req{user: "editorA"})
 				rec := httptest.NewRecorder()
 				ev.e.ServeHTTP(rec, r)
 				if rec.Code < 500 {
