@@ -39,9 +39,9 @@ type env struct {
 	key     string            // the publishable key
 	users   map[string]string // name → user id
 	tokens  map[string]string // name → access token
-	clock   atomic.Int64 // the signer's clock, Unix nanoseconds; atomic because handlers read it
-	png     []byte       // the bytes of proj-a/photo.png
-	spool   string       // the handler's TempDir
+	clock   atomic.Int64      // the signer's clock, Unix nanoseconds; atomic because handlers read it
+	png     []byte            // the bytes of proj-a/photo.png
+	spool   string            // the handler's TempDir
 }
 
 // members: user → project slug and role; "outsider" belongs nowhere.
