@@ -80,7 +80,7 @@ func (a *App) renew(c echo.Context) error {
 func storeTokens(st *state, s *client.Session) {
 	st.set(keyAccess, s.AccessToken)
 	st.set(keyRefresh, s.RefreshToken)
-	st.set(keyExpires, float64(s.Expiry().Unix()))
+	st.set(keyExpires, s.Expiry().Unix())
 	if s.User.ID != "" {
 		st.set(keyUserID, s.User.ID)
 		st.set(keyEmail, s.User.Email)

@@ -47,13 +47,7 @@ func newStore(keys [][]byte, secure bool) *sessions.CookieStore {
 		Secure:   secure,
 		SameSite: http.SameSiteLaxMode,
 	}
-	// JSON keeps the cookie small and free of gob type registration.
-	for _, c := range s.Codecs {
-		if sc, ok := c.(*securecookie.SecureCookie); ok {
-			sc.SetSerializer(securecookie.JSONEncoder{})
-			sc.MaxAge(int(sessionMaxAge / time.Second))
-		}
-	}
+	s.MaxAge(int(sessionMaxAge / time.Second))
 	return s
 }
 
@@ -147,15 +141,10 @@ func str(s *sessions.Session, key string) string {
 	return v
 }
 
-// expires reads the access token's expiry (JSON numbers decode as float64).
+// expires reads the access token's expiry.
 func expires(s *sessions.Session) time.Time {
-	switch v := s.Values[keyExpires].(type) {
-	case float64:
-		return time.Unix(int64(v), 0)
-	case int64:
-		return time.Unix(v, 0)
-	}
-	return time.Time{}
+	v, _ := s.Values[keyExpires].(int64)
+	return time.Unix(v, 0)
 }
 
 func randomToken() string {
