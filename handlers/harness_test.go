@@ -123,7 +123,7 @@ type page struct {
 
 func (p page) text(sel string) string { return strings.TrimSpace(p.doc.Find(sel).First().Text()) }
 func (p page) count(sel string) int   { return p.doc.Find(sel).Length() }
-func (p page) location() string      { return p.header.Get("Location") }
+func (p page) location() string       { return p.header.Get("Location") }
 
 func (b *browser) do(req *http.Request) page {
 	b.t.Helper()

@@ -12,8 +12,8 @@ import (
 func (c *Client) Projects(ctx context.Context, accessToken string) ([]Project, error) {
 	var out []Project
 	q := From("projects").
-		Select("id,slug,name,timezone,default_channels," +
-			"collections(id,slug,name,kind)," +
+		Select("id,slug,name,timezone,default_channels,"+
+			"collections(id,slug,name,kind),"+
 			"project_members(user_id,role,profile:profiles(display_name))").
 		Order("name.asc").
 		Param("collections.order", "name.asc")
@@ -40,9 +40,9 @@ type QueueFilter struct {
 // and its latest status event (to say how long it has been in its status).
 func (c *Client) Queue(ctx context.Context, accessToken string, f QueueFilter) ([]Publication, int, error) {
 	q := From("publications").
-		Select("id,project_id,title,slug,status,version,created_at,updated_at,scheduled_for," +
-			"author:profiles!author_id(display_name),collection:collections(id,name)," +
-			"promos(id,channel,body,link,channels(slug,name,limits))," +
+		Select("id,project_id,title,slug,status,version,created_at,updated_at,scheduled_for,"+
+			"author:profiles!author_id(display_name),collection:collections(id,name),"+
+			"promos(id,channel,body,link,channels(slug,name,limits)),"+
 			"status_events(id,to_status,created_at)").
 		Eq("project_id", f.ProjectID).
 		Order("created_at.desc,id.desc").
@@ -127,7 +127,7 @@ type ScheduleFilter struct {
 // recently approved first.
 func (c *Client) Schedule(ctx context.Context, accessToken string, f ScheduleFilter) ([]Publication, error) {
 	q := From("publications").
-		Select("id,project_id,title,slug,status,version,created_at,updated_at,scheduled_for," +
+		Select("id,project_id,title,slug,status,version,created_at,updated_at,scheduled_for,"+
 			"author:profiles!author_id(display_name),collection:collections(id,name)").
 		In("status", "approved", "scheduled").
 		Order("scheduled_for.asc.nullslast,updated_at.desc").
