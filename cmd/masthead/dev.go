@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"masthead/internal/config"
 	"masthead/internal/pg"
 	"masthead/internal/pgrun"
+	"masthead/internal/seed"
 	"masthead/internal/server"
 )
 
@@ -54,10 +56,6 @@ func runDev(ctx context.Context, args []string, stdout io.Writer, log *slog.Logg
 	if err := pg.Migrate(ctx, ownerURL); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "PostgreSQL:  %s\n", cluster.URL(pg.LoginRole, devDatabase))
-	fmt.Fprintf(stdout, "Owner:       %s\n", ownerURL)
-
-	// SERVER: start the HTTP service and dashboard on *addr here (owned by internal/server).
 	// The publishable key and JWT keys come from the environment, else from the data folder,
 	// where the first run generates them.
 	cfg, err := config.FromEnv(os.Getenv)
@@ -71,6 +69,15 @@ func runDev(ctx context.Context, args []string, stdout io.Writer, log *slog.Logg
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	// Seeding is idempotent: the first run loads the demo data, later runs keep what is there.
+	sum, err := seed.Run(ctx, ownerURL, seed.Options{Password: demoPassword(), MediaDir: cmp.Or(cfg.StorageDir, filepath.Join(*data, server.DevMediaDir)), Log: log})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "PostgreSQL:  %s\n", cluster.URL(pg.LoginRole, devDatabase))
+	fmt.Fprintf(stdout, "Owner:       %s\n", ownerURL)
+	printSeedSummary(stdout, sum)
+	fmt.Fprintf(stdout, "Demo logins (password %q): lead@, editor@, reviewer@, viewer@ at northwind.test, acme.test, lumen.test; multi@masthead.test\n", demoPassword())
 	srv, err := server.New(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -78,12 +85,7 @@ func runDev(ctx context.Context, args []string, stdout io.Writer, log *slog.Logg
 	defer srv.Close()
 	fmt.Fprintf(stdout, "Service:     %s\n", cfg.BaseURL())
 	fmt.Fprintf(stdout, "Publishable key: %s\n", cfg.PublishableKey)
-	if err := srv.Run(ctx); err != nil {
-		return err
-	}
-
-	<-ctx.Done()
-	return nil
+	return srv.Run(ctx)
 }
 
 // ensureDatabase creates db on the cluster unless it exists.
