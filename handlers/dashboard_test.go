@@ -220,6 +220,42 @@ func TestDashboard(t *testing.T) {
 		})
 	})
 
+	t.Run("service calls per page", func(t *testing.T) {
+		b := s.browser(t)
+		b.login("lead@northwind.test")
+		for _, c := range []struct {
+			path string
+			max  int64
+		}{
+			{"/p/northwind/queue", 2},
+			{"/p/northwind/queue?status=all&q=the&page=2", 2},
+			{"/p/northwind/publications/" + reviewing[0].id, 2},
+			{"/p/northwind/schedule", 2},
+			{"/schedule?view=month", 2},
+		} {
+			s.calls.Store(0)
+			if p := b.get(c.path); p.status != http.StatusOK {
+				t.Fatalf("%s: %d", c.path, p.status)
+			}
+			if n := s.calls.Load(); n > c.max {
+				t.Errorf("%s made %d service calls, want at most %d", c.path, n, c.max)
+			} else {
+				t.Logf("%s: %d service calls", c.path, n)
+			}
+		}
+		d := b.get("/p/northwind/publications/" + reviewing[0].id)
+		imgs := d.doc.Find(`[data-testid="media-item"] img`)
+		if imgs.Length() == 0 {
+			t.Fatal("no media on a demo publication")
+		}
+		imgs.Each(func(_ int, img *goquery.Selection) {
+			src, _ := img.Attr("src")
+			if lazy, _ := img.Attr("loading"); !strings.HasPrefix(src, "/p/northwind/media/") || lazy != "lazy" {
+				t.Errorf("img src=%q loading=%q", src, lazy)
+			}
+		})
+	})
+
 	t.Run("csrf", func(t *testing.T) {
 		b := s.browser(t)
 		b.login("reviewer@northwind.test")

@@ -1,0 +1,89 @@
+package handlers_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+)
+
+// hostile is markup that tries to run script from every field a page shows.
+const hostile = `<script>alert(1)</script><img src=x onerror=alert(2)>[x](javascript:alert(3))` +
+	`<iframe src="https://evil.test"></iframe><a href="javascript:alert(4)" onclick="alert(5)">y</a>` +
+	"\n\n<svg onload=alert(6)></svg>\n\n```\n</code><script>alert(7)</script>\n```\n"
+
+// checkNoScript fails when the page could run anything but the dashboard's own scripts.
+func checkNoScript(t *testing.T, p page) {
+	t.Helper()
+	p.doc.Find("script").Each(func(_ int, s *goquery.Selection) {
+		if src, _ := s.Attr("src"); !strings.HasPrefix(src, "/assets/") {
+			t.Errorf("script element from content: %s", goquery.NewDocumentFromNode(s.Nodes[0]).Text())
+		}
+	})
+	if n := p.count("iframe, svg, object, embed, img[onerror]"); n > 0 {
+		t.Errorf("%d active elements survived", n)
+	}
+	p.doc.Find("*").Each(func(_ int, s *goquery.Selection) {
+		for _, a := range s.Nodes[0].Attr {
+			v := strings.ToLower(strings.TrimSpace(a.Val))
+			if strings.HasPrefix(strings.ToLower(a.Key), "on") || strings.HasPrefix(v, "javascript:") {
+				t.Errorf("<%s %s=%q> survived", s.Nodes[0].Data, a.Key, a.Val)
+			}
+		}
+	})
+}
+
+// TestHostileContent stores hostile text in every field of a publication (title, summary, body,
+// review notes, status note, promo, media alt text) and checks that the pages show it as text.
+func TestHostileContent(t *testing.T) {
+	s := newStack(t)
+	own := s.env.DB.Owner(t)
+	var id string
+	err := own.QueryRow(t.Context(), `
+		with p as (
+			insert into publications (project_id, title, slug, summary, body, author_id)
+			select j.id, $1, 'hostile', $1, $1, (select id from profiles where email = 'editor@northwind.test')
+			from projects j where j.slug = 'northwind'
+			returning id, project_id),
+		r as (insert into reviews (project_id, publication_id, reviewer_id, verdict, notes)
+			select p.project_id, p.id, (select id from profiles where email = 'reviewer@northwind.test'), 'comment', $1 from p),
+		m as (insert into media (project_id, storage_path, mime_type, alt_text)
+			select p.project_id, 'northwind/hostile.png', 'image/png', $1 from p returning id, project_id),
+		pm as (insert into publication_media (project_id, publication_id, media_id, position)
+			select p.project_id, p.id, m.id, 1 from p, m),
+		pr as (insert into promos (project_id, publication_id, channel, body, link)
+			select p.project_id, p.id, 'x', $1, 'javascript:alert(8)' from p)
+		select id::text from p`, hostile).Scan(&id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.browser(t)
+	b.login("editor@northwind.test")
+	// The editor submits it with a hostile note, so the history carries one too.
+	d := b.get("/p/northwind/publications/" + id)
+	if d.status != http.StatusOK {
+		t.Fatalf("detail: %d", d.status)
+	}
+	checkNoScript(t, d)
+	sub := b.post("/p/northwind/publications/"+id+"/actions/submit_for_review", map[string][]string{"note": {hostile}, "expected_version": {"1"}})
+	if sub.status != http.StatusSeeOther {
+		t.Fatalf("submit: %d", sub.status)
+	}
+	for _, path := range []string{"/p/northwind/publications/" + id, "/p/northwind/queue?q=script"} {
+		p := b.get(path)
+		if p.status != http.StatusOK {
+			t.Fatalf("%s: %d", path, p.status)
+		}
+		checkNoScript(t, p)
+	}
+	d = b.get("/p/northwind/publications/" + id)
+	if !strings.Contains(d.text(`[data-testid="pub-title"]`), "<script>alert(1)</script>") {
+		t.Errorf("title not shown as text: %q", d.text(`[data-testid="pub-title"]`))
+	}
+	if d.count(`[data-testid="event"] .note`) == 0 || d.count(`[data-testid="media-item"] img[alt]`) != 1 {
+		t.Error("history note or media missing")
+	}
+	pv := b.post("/p/northwind/publications/"+id+"/preview/withdraw", map[string][]string{"note": {hostile}}, htmx("preview-withdraw")...)
+	checkNoScript(t, pv)
+}

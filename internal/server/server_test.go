@@ -1,0 +1,305 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"masthead/internal/config"
+	"masthead/internal/pg/pgtest"
+	"masthead/internal/server"
+	"masthead/internal/server/servertest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// get performs one request and returns the response with its body read.
+func get(t *testing.T, method, url string, header map[string]string, body io.Reader) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, b
+}
+
+func TestHealth(t *testing.T) {
+	t.Parallel()
+	e := servertest.New(t, nil)
+	for _, path := range []string{"/healthz", "/readyz"} {
+		res, body := get(t, http.MethodGet, e.URL+path, nil, nil)
+		if res.StatusCode != http.StatusOK || string(body) != `{"status":"ok"}`+"\n" {
+			t.Fatalf("%s: %d %s", path, res.StatusCode, body)
+		}
+	}
+	e.Server.Close() // the database is gone: not ready, but still alive
+	if res, _ := get(t, http.MethodGet, e.URL+"/readyz", nil, nil); res.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("readyz without a database: %d", res.StatusCode)
+	}
+	if res, _ := get(t, http.MethodGet, e.URL+"/healthz", nil, nil); res.StatusCode != http.StatusOK {
+		t.Fatalf("healthz without a database: %d", res.StatusCode)
+	}
+}
+
+func TestRequestID(t *testing.T) {
+	t.Parallel()
+	e := servertest.New(t, nil)
+	tests := []struct {
+		name, sent string
+		kept       bool
+	}{
+		{"none", "", false},
+		{"from a proxy", "lb-7f3a.42_x", true},
+		{"too long", strings.Repeat("a", 65), false},
+		{"spaces and quotes", `a" level=ERROR`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := map[string]string{}
+			if tt.sent != "" {
+				h["X-Request-Id"] = tt.sent
+			}
+			res, _ := get(t, http.MethodGet, e.URL+"/healthz", h, nil)
+			id := res.Header.Get("X-Request-Id")
+			if tt.kept && id != tt.sent || !tt.kept && (id == tt.sent || len(id) != 32) {
+				t.Fatalf("sent %q, got %q", tt.sent, id)
+			}
+		})
+	}
+}
+
+// TestAccessLog: one line per request with the fields operators need, and no secret in the
+// whole log even though every request below carries one.
+func TestAccessLog(t *testing.T) {
+	t.Parallel()
+	e := servertest.New(t, nil)
+	u := e.CreateUser(t, "logs@northwind.test", "a very secret password")
+	key := map[string]string{"apikey": e.Key, "Content-Type": "application/json"}
+	res, body := get(t, http.MethodPost, e.URL+"/auth/v1/token?grant_type=password", key,
+		strings.NewReader(`{"email":"logs@northwind.test","password":"a very secret password"}`))
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("sign in: %d %s", res.StatusCode, body)
+	}
+	var tok struct{ AccessToken, RefreshToken string }
+	if err := json.Unmarshal(body, &struct {
+		A *string `json:"access_token"`
+		R *string `json:"refresh_token"`
+	}{&tok.AccessToken, &tok.RefreshToken}); err != nil {
+		t.Fatal(err)
+	}
+	bearer := map[string]string{"apikey": e.Key, "Authorization": "Bearer " + tok.AccessToken}
+	get(t, http.MethodGet, e.URL+"/auth/v1/user", bearer, nil)
+	get(t, http.MethodGet, e.URL+"/rest/v1/projects?select=*&apikey="+e.Key, bearer, nil)
+	get(t, http.MethodPost, e.URL+"/auth/v1/token?grant_type=refresh_token", key,
+		strings.NewReader(`{"refresh_token":"`+tok.RefreshToken+`"}`))
+	get(t, http.MethodGet, e.URL+"/no/such/route", nil, nil)
+
+	lines := e.Logs.Lines(`"msg":"request"`)
+	if len(lines) != 5 {
+		t.Fatalf("want 5 access log lines, got %d:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	wantRoutes := []string{"/auth/v1/token", "/auth/v1/user", "/rest/v1/:table", "/auth/v1/token", ""}
+	for i, l := range lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"request_id", "method", "route", "status", "duration_ms", "client_ip"} {
+			if rec[k] == nil || rec[k] == "" {
+				t.Errorf("line %d lacks %s: %s", i, k, l)
+			}
+		}
+		if wantRoutes[i] != "" && rec["route"] != wantRoutes[i] {
+			t.Errorf("line %d route = %v, want %s", i, rec["route"], wantRoutes[i])
+		}
+	}
+	all := e.Logs.String()
+	for name, secret := range map[string]string{"password": u.Password, "access token": tok.AccessToken,
+		"refresh token": tok.RefreshToken, "publishable key": e.Key, "access token signature": tok.AccessToken[strings.LastIndex(tok.AccessToken, ".")+1:]} {
+		if strings.Contains(all, secret) {
+			t.Errorf("the log contains the %s", name)
+		}
+	}
+}
+
+func TestCORS(t *testing.T) {
+	t.Parallel()
+	e := servertest.New(t, nil)
+	res, _ := get(t, http.MethodOptions, e.URL+"/auth/v1/token?grant_type=password", map[string]string{
+		"Origin": "https://app.example", "Access-Control-Request-Method": "POST",
+		"Access-Control-Request-Headers": "apikey, authorization, content-type, x-client-info, x-supabase-api-version",
+	}, nil)
+	if res.StatusCode != http.StatusNoContent || res.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Fatalf("preflight: %d %v", res.StatusCode, res.Header)
+	}
+	if !strings.Contains(strings.ToLower(res.Header.Get("Access-Control-Allow-Headers")), "apikey") {
+		t.Fatalf("apikey not allowed: %v", res.Header)
+	}
+	res, _ = get(t, http.MethodGet, e.URL+"/healthz", map[string]string{"Origin": "https://app.example"}, nil)
+	if res.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatal("CORS must be limited to the client APIs")
+	}
+}
+
+func TestRESTIsMountedBehindTheKey(t *testing.T) {
+	t.Parallel()
+	e := servertest.New(t, nil)
+	if res, body := get(t, http.MethodGet, e.URL+"/rest/v1/projects", nil, nil); res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("without the key: %d %s", res.StatusCode, body)
+	}
+	res, body := get(t, http.MethodGet, e.URL+"/rest/v1/projects", map[string]string{"apikey": e.Key}, nil)
+	if res.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != "[]" {
+		t.Fatalf("anon: %d %s", res.StatusCode, body)
+	}
+	res, body = get(t, http.MethodGet, e.URL+"/rest/v1/projects", map[string]string{"apikey": e.Key, "Authorization": "Bearer forged"}, nil)
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a bad token: %d %s", res.StatusCode, body)
+	}
+}
+
+func TestClientIPFromTrustedProxiesOnly(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		trusted []netip.Prefix
+		want    string
+	}{
+		{"direct", nil, `"client_ip":"127.0.0.1"`},
+		{"behind a trusted proxy", []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, `"client_ip":"203.0.113.9"`},
+		{"untrusted peer", []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, `"client_ip":"127.0.0.1"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := servertest.New(t, func(c *config.Config) { c.TrustedProxies = tt.trusted })
+			get(t, http.MethodGet, e.URL+"/healthz", map[string]string{"X-Forwarded-For": "203.0.113.9"}, nil)
+			if len(e.Logs.Lines(`"msg":"request"`, tt.want)) != 1 {
+				t.Fatalf("want %s in:\n%s", tt.want, e.Logs.String())
+			}
+		})
+	}
+}
+
+// TestGracefulShutdown: a request in flight when the stop signal comes is answered, then Serve
+// returns cleanly and the port is closed.
+func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
+	// bcrypt cost 13 makes a sign-in take long enough to be in flight when we stop.
+	e := servertest.New(t, func(c *config.Config) { c.BcryptCost = 13 })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- e.Server.Serve(ctx, ln) }()
+
+	answered := make(chan int, 1)
+	go func() {
+		res, _ := get(t, http.MethodPost, url+"/auth/v1/token?grant_type=password",
+			map[string]string{"apikey": e.Key, "Content-Type": "application/json"},
+			strings.NewReader(`{"email":"nobody@northwind.test","password":"x"}`))
+		answered <- res.StatusCode
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(e.Logs.Lines("server: listening")) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // the sign-in is now comparing hashes
+	stop()
+	if status := <-answered; status != http.StatusBadRequest {
+		t.Fatalf("in-flight request got %d, want its real answer (400)", status)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if _, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
+		t.Fatal("still accepting connections after shutdown")
+	}
+}
+
+func TestPrepareDev(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var first config.Config
+	if err := server.PrepareDev(dir, &first); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(first.PublishableKey, "sb_publishable_") || first.JWTKeys == "" {
+		t.Fatalf("nothing generated: %+v", first)
+	}
+	if first.StorageDir != filepath.Join(dir, "media") {
+		t.Fatalf("storage dir = %q", first.StorageDir)
+	}
+	for _, f := range []string{"publishable_key", "jwt_keys.json"} {
+		st, err := os.Stat(filepath.Join(dir, f))
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: %v, mode %v; want a private file", f, err, st.Mode())
+		}
+	}
+	var second config.Config
+	if err := server.PrepareDev(dir, &second); err != nil {
+		t.Fatal(err)
+	}
+	if second.PublishableKey != first.PublishableKey || second.JWTKeys != first.JWTKeys {
+		t.Fatal("a second run must keep the generated secrets")
+	}
+	fromEnv := config.Config{PublishableKey: "sb_publishable_from_the_environment", JWTKeys: `{"keys":[]}`}
+	if err := server.PrepareDev(t.TempDir(), &fromEnv); err != nil {
+		t.Fatal(err)
+	}
+	if fromEnv.PublishableKey != "sb_publishable_from_the_environment" || fromEnv.JWTKeys != `{"keys":[]}` {
+		t.Fatal("values from the environment must win")
+	}
+}
+
+func TestWithoutDashboard(t *testing.T) {
+	t.Parallel()
+	e := servertest.New(t, nil)
+	cfg := e.Config
+	srv, err := server.New(context.Background(), cfg, slog.New(slog.DiscardHandler), server.WithoutDashboard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	defer func() { stop(); <-done }()
+	base := "http://" + ln.Addr().String()
+	if res, _ := get(t, http.MethodGet, base+"/login", nil, nil); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("api serves the dashboard: /login %d", res.StatusCode)
+	}
+	if res, _ := get(t, http.MethodGet, e.URL+"/login", nil, nil); res.StatusCode != http.StatusOK {
+		t.Fatalf("serve lacks the dashboard: /login %d", res.StatusCode)
+	}
+	if res, _ := get(t, http.MethodGet, base+"/auth/v1/.well-known/jwks.json", nil, nil); res.StatusCode != http.StatusOK {
+		t.Fatalf("api lacks the identity service: %d", res.StatusCode)
+	}
+}
