@@ -86,7 +86,10 @@ func (s *Server) toolError(ctx context.Context, tool string, err error) error {
 	case http.StatusUnauthorized:
 		return &userError{msg: "Your sign-in is no longer valid (it expired, was revoked or you signed out). Reconnect Masthead to sign in again."}
 	case http.StatusForbidden:
-		return &userError{msg: "Not allowed: " + msg + " Your role in this project does not permit it; ask someone whose role does."}
+		if e.Hint == "" {
+			msg += " Your role in this project does not permit it; ask someone whose role does."
+		}
+		return &userError{msg: "Not allowed: " + msg}
 	case http.StatusNotFound, http.StatusNotAcceptable:
 		if e.Details != "" && e.Code == "PT404" {
 			msg += " " + sentence(e.Details)

@@ -2,34 +2,27 @@ package mcp_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
-	"github.com/labstack/echo/v4"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/crypto/bcrypt"
 
-	"masthead/internal/auth"
 	"masthead/internal/client"
-	"masthead/internal/mcp"
 	"masthead/internal/pg/pgtest"
-	"masthead/internal/rest"
+	"masthead/internal/server/servertest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 const password = "correct horse battery"
 
-// stack is the real service on a loopback port: identity, /rest/v1 and /mcp over one fresh
-// database, wired as internal/server wires them, with two projects of fixtures.
+// stack is the real service from internal/server (identity, /rest/v1, /mcp, …) on a loopback
+// port over a fresh database, with two projects of fixtures.
 type stack struct {
 	url   string
 	api   *client.Client
-	db    *pgtest.DB
+	env   *servertest.Env
 	users map[string]string // name → id
 	projA string            // northwind: lead, editor, reviewer, viewer
 	projB string            // acme: editorB, leadB
@@ -38,52 +31,12 @@ type stack struct {
 
 func newStack(t testing.TB) *stack {
 	t.Helper()
-	ctx := context.Background()
-	db := pgtest.New(t)
-	jwks, err := auth.GenerateKeySet()
+	env := servertest.New(t, nil)
+	api, err := client.New(env.URL, env.Key, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := auth.ParseKeySet(jwks)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := auth.GeneratePublishableKey()
-	ts := httptest.NewUnstartedServer(nil)
-	base := "http://" + ts.Listener.Addr().String()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	generous := auth.Limit{Count: 100000, Per: time.Second, Burst: 100000}
-	authSvc, err := auth.New(db.Pool, auth.Options{
-		Issuer: base + "/auth/v1", PublishableKey: key, Keys: keys, AccessTTL: time.Hour,
-		ReuseInterval: 10 * time.Second, BcryptCost: bcrypt.MinCost, IPLimit: generous, AccountLimit: generous,
-	}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema, err := rest.NewSchemaCache(ctx, db.Pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := mcp.New(mcp.Config{
-		APIURL: base, PublishableKey: key, PublicURL: base,
-		Auth: authSvc, InvalidToken: auth.ErrInvalidToken, Logger: log,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := echo.New()
-	authSvc.Mount(e.Group("/auth/v1"))
-	rest.NewHandler(db.Pool, schema, authSvc, rest.Config{}, log).Mount(e.Group("/rest/v1", authSvc.RequireAPIKey))
-	m.Mount(e)
-	ts.Config.Handler = e
-	ts.Start()
-	t.Cleanup(ts.Close)
-
-	api, err := client.New(base, key, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &stack{url: base, api: api, db: db, users: map[string]string{}, pubs: map[string]string{}}
+	s := &stack{url: env.URL, api: api, env: env, users: map[string]string{}, pubs: map[string]string{}}
 	s.fixtures(t)
 	return s
 }
@@ -93,19 +46,9 @@ func newStack(t testing.TB) *stack {
 func (s *stack) fixtures(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
-	own := s.db.Owner(t)
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
+	own := s.env.DB.Owner(t)
 	for _, name := range []string{"lead", "editor", "reviewer", "viewer", "editorB", "leadB"} {
-		var id string
-		if err := own.QueryRow(ctx, `insert into auth.users (email, encrypted_password, email_confirmed_at, raw_user_meta_data)
-			values ($1, $2, now(), jsonb_build_object('name', $3::text)) returning id`,
-			name+"@mcp.test", string(hash), name).Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		s.users[name] = id
+		s.users[name] = s.env.CreateUser(t, name+"@mcp.test", password).ID
 	}
 	if err := own.QueryRow(ctx, `insert into projects (slug, name, default_channels) values ('northwind', 'Northwind Daily', '{x,bluesky}') returning id`).Scan(&s.projA); err != nil {
 		t.Fatal(err)

@@ -290,7 +290,7 @@ func TestTenantIsolation(t *testing.T) {
 	}
 	// Nothing in northwind moved or gained a review or promo.
 	var n int
-	if err := s.db.Owner(t).QueryRow(context.Background(), `select (select count(*) from status_events where project_id = $1)
+	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select (select count(*) from status_events where project_id = $1)
 		+ (select count(*) from reviews where project_id = $1 and verdict = 'comment') + (select count(*) from promos where project_id = $1)`,
 		s.projA).Scan(&n); err != nil {
 		t.Fatal(err)
