@@ -256,6 +256,15 @@ func TestDashboard(t *testing.T) {
 		})
 	})
 
+	t.Run("mounted by the server", func(t *testing.T) {
+		b := s.browser(t)
+		b.base = s.env.URL
+		b.login("viewer@northwind.test")
+		if p := b.get("/p/northwind/queue"); p.status != http.StatusOK || p.count(`[data-testid="queue-row"]`) == 0 {
+			t.Errorf("queue on the service's address: %d", p.status)
+		}
+	})
+
 	t.Run("csrf", func(t *testing.T) {
 		b := s.browser(t)
 		b.login("reviewer@northwind.test")

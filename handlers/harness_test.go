@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -18,9 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"masthead/handlers"
-	"masthead/internal/config"
 	"masthead/internal/pg/pgtest"
-	"masthead/internal/rest"
 	"masthead/internal/seed"
 	"masthead/internal/server/servertest"
 )
@@ -41,10 +38,8 @@ type stack struct {
 // dashboard against it.
 func newStack(t testing.TB) *stack {
 	t.Helper()
-	media := t.TempDir()
-	env := servertest.New(t, func(c *config.Config) { c.StorageDir = media })
-	mountRESTUntilServerDoes(t, env)
-	if _, err := seed.Run(context.Background(), env.DB.OwnerURL, seed.Options{MediaDir: media}); err != nil {
+	env := servertest.New(t, nil)
+	if _, err := seed.Run(context.Background(), env.DB.OwnerURL, seed.Options{MediaDir: env.Config.StorageDir}); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	s := &stack{env: env, clock: &fakeClock{}, calls: &atomic.Int64{}}
@@ -226,21 +221,4 @@ func (s *stack) statusOf(t testing.TB, id string) (string, int) {
 		t.Fatal(err)
 	}
 	return st, v
-}
-
-// mountRESTUntilServerDoes adds /rest/v1 to the running service when internal/server does not
-// mount it yet. TODO(dashboard): remove once internal/server mounts REST.
-func mountRESTUntilServerDoes(t testing.TB, env *servertest.Env) {
-	e := env.Server.Handler().(*echo.Echo)
-	for _, r := range e.Routes() {
-		if strings.HasPrefix(r.Path, "/rest/v1") {
-			return
-		}
-	}
-	schema, err := rest.NewSchemaCache(context.Background(), env.DB.Pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := env.Server.Auth()
-	rest.NewHandler(env.DB.Pool, schema, a, rest.Config{}, slog.New(slog.DiscardHandler)).Mount(e.Group("/rest/v1", a.RequireAPIKey))
 }
