@@ -15,7 +15,7 @@ import (
 // package exists in Debian, and gofakes3 keeps `make test` free of anything outside Go.
 var backendKinds = []string{"disk", "s3"}
 
-func newBackend(t *testing.T, kind string) Backend {
+func newBackend(t testing.TB, kind string) Backend {
 	t.Helper()
 	switch kind {
 	case "disk":
@@ -33,7 +33,7 @@ func newBackend(t *testing.T, kind string) Backend {
 }
 
 // newS3Backend starts an S3-compatible server with an empty bucket and connects to it.
-func newS3Backend(t *testing.T) *S3 {
+func newS3Backend(t testing.TB) *S3 {
 	t.Helper()
 	srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
 	t.Cleanup(srv.Close)

@@ -50,7 +50,7 @@ var members = []struct{ user, project, role string }{
 	{"viewerA", "proj-a", "viewer"}, {"editorB", "proj-b", "editor"},
 }
 
-func newEnv(t *testing.T, backend Backend) *env {
+func newEnv(t testing.TB, backend Backend) *env {
 	t.Helper()
 	ctx := context.Background()
 	db := pgtest.New(t)

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 
@@ -121,19 +120,24 @@ func (h *Handler) caller(c echo.Context) (pg.Caller, *apiError) {
 
 // visibleMime returns the mime type of the media row stored at key, read as caller under
 // row-level security: a row the caller may not read does not exist for them, so the answer is
-// the same 404 whether the object is someone else's or missing.
+// the same 404 whether the object is someone else's or missing. Role switch and query go to
+// the database as one pipelined round trip (an implicit transaction), because this query sits
+// in front of every download.
 func (h *Handler) visibleMime(ctx context.Context, caller pg.Caller, key string) (string, *apiError) {
-	var mime string
-	err := pg.WithCaller(ctx, h.pool, caller, pg.ReadOnly, func(tx pgx.Tx) error {
-		return tx.QueryRow(ctx, `select mime_type from public.media where storage_path = $1`, key).Scan(&mime)
-	})
-	if err == nil {
-		return mime, nil
+	conn, err := h.pool.Acquire(ctx)
+	if err != nil {
+		return "", h.internal(ctx, "storage: acquire connection", err)
 	}
-	if pg.IsNoRows(err) {
+	defer conn.Release()
+	rs, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), caller, true, false,
+		pg.Stmt{SQL: `select mime_type from public.media where storage_path = $1`, Params: [][]byte{[]byte(key)}})
+	if err != nil {
+		return "", h.internal(ctx, "storage: read media row", err)
+	}
+	if len(rs[0].Rows) == 0 {
 		return "", errNotFound
 	}
-	return "", h.internal(ctx, "storage: read media row", err)
+	return string(rs[0].Rows[0][0]), nil
 }
 
 // internal logs a failure that is not the client's doing and chooses 503 for an unreachable
