@@ -38,6 +38,7 @@ func BenchmarkPasswordGrant(b *testing.B) {
 // BenchmarkPasswordGrantParallel uses every core: the machine's sign-in ceiling.
 func BenchmarkPasswordGrantParallel(b *testing.B) {
 	e := benchEnv(b)
+	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			e.signIn(b, e.user.Email, e.user.Password)
@@ -61,6 +62,7 @@ func BenchmarkRefreshGrant(b *testing.B) {
 // BenchmarkRefreshGrantParallel rotates many sessions at once (one per goroutine).
 func BenchmarkRefreshGrantParallel(b *testing.B) {
 	e := benchEnv(b)
+	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		token := e.signIn(b, e.user.Email, e.user.Password).refresh
 		for pb.Next() {
@@ -96,6 +98,7 @@ func BenchmarkCaller(b *testing.B) {
 	svc := e.Server.Auth()
 	var failed atomic.Bool
 	b.ReportAllocs()
+	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		r := httptest.NewRequest(http.MethodGet, "/rest/v1/publications", nil)
 		r.Header.Set("Authorization", "Bearer "+token)

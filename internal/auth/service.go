@@ -130,17 +130,22 @@ func (s *Service) isPublishableKey(k string) bool {
 }
 
 // sessionAlive reports whether the token's session still exists: logout and refresh-token
-// theft delete sessions, and every token bound to one must stop working at once.
+// theft delete sessions, and every token bound to one must stop working at once. Every
+// authenticated request pays for this, so it is one pipelined round trip.
 func (s *Service) sessionAlive(ctx context.Context, c *Claims) (bool, error) {
-	var alive bool
-	err := s.asAuth(ctx, pg.ReadOnly, func(tx pgx.Tx) error {
-		return tx.QueryRow(ctx, `select exists (select 1 from auth.sessions where id = $1 and user_id = $2)`,
-			c.SessionID, c.Subject).Scan(&alive)
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return false, fmt.Errorf("auth: check session: %w", err)
+	}
+	defer conn.Release()
+	res, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), pg.Caller{Role: pg.RoleAuth}, true, false, pg.Stmt{
+		SQL:    `select exists (select 1 from auth.sessions where id = $1::uuid and user_id = $2::uuid)`,
+		Params: [][]byte{[]byte(c.SessionID), []byte(c.Subject)},
 	})
 	if err != nil {
 		return false, fmt.Errorf("auth: check session: %w", err)
 	}
-	return alive, nil
+	return len(res[0].Rows) == 1 && string(res[0].Rows[0][0]) == "t", nil
 }
 
 // issue signs an access token for u in session sid, begun at sessionStart.
