@@ -75,8 +75,8 @@ func ParseKeySet(data []byte) (*KeySet, error) {
 }
 
 func isPrivate(k jwk.Key) bool {
-	var priv ecdsa.PrivateKey
-	return jwk.Export(k, &priv) == nil && priv.D != nil
+	_, ok := k.(jwk.ECDSAPrivateKey)
+	return ok
 }
 
 // publicJWK builds the published form of a key: only what a verifier needs.

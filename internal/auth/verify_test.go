@@ -108,7 +108,7 @@ func TestRefusedTokens(t *testing.T) {
 		{"our kid, another key", sign(t, jwa.ES256(), stranger, map[string]any{"kid": f.kid}, f.payload(nil))},
 		{"no kid", sign(t, jwa.ES256(), &priv, map[string]any{}, f.payload(nil))},
 		{"HS256 keyed with the public JWK", sign(t, jwa.HS256(), pubJSON, map[string]any{"kid": f.kid}, f.payload(nil))},
-		{"HS256 keyed with the public point", sign(t, jwa.HS256(), elliptic.Marshal(elliptic.P256(), pub.X, pub.Y), map[string]any{"kid": f.kid}, f.payload(nil))},
+		{"HS256 keyed with the public point", sign(t, jwa.HS256(), mustBytes(t, &pub), map[string]any{"kid": f.kid}, f.payload(nil))},
 		{"wrong audience", f.es256(map[string]any{"aud": "service_role"})},
 		{"wrong issuer", f.es256(map[string]any{"iss": "https://evil.example/auth/v1"})},
 		{"service role", f.es256(map[string]any{"role": "service_role"})},
@@ -144,6 +144,14 @@ func TestRefusedTokens(t *testing.T) {
 			t.Fatalf("got %d %s", res.status, res.raw)
 		}
 	})
+}
+
+func mustBytes(t testing.TB, pub *ecdsa.PublicKey) []byte {
+	b, err := pub.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func mustClaims(f *forger, change map[string]any) map[string]any {
