@@ -68,6 +68,26 @@ func reason(err error) string {
 	return msg
 }
 
+// TokenVerifier adapts an offline token check to Authenticator: it returns the token's claims
+// exactly as signed (what auth.Verifier.Verify reports as Claims.Raw) or an error wrapping
+// Config.InvalidToken. It is the recommended Authenticator for /mcp: a tool reaches data only
+// through /rest/v1, which checks on every call that the token's session is still alive, so a
+// second session lookup here would cost a database transaction per MCP request and guard
+// nothing more. What a revoked but unexpired token still gets is the tool catalogue
+// (initialize, tools/list); each of its tool calls fails with "reconnect to sign in again".
+type TokenVerifier func(token string) (claims []byte, err error)
+
+// Caller verifies the request's bearer token. The SDK's middleware has already refused
+// requests without an "Authorization: Bearer …" header.
+func (f TokenVerifier) Caller(r *http.Request) (pg.Caller, error) {
+	_, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	claims, err := f(strings.TrimSpace(token))
+	if err != nil {
+		return pg.Caller{}, err
+	}
+	return pg.UserCaller(claims), nil
+}
+
 // identity is the caller of one tool call.
 type identity struct {
 	token    string

@@ -115,3 +115,25 @@ func TestMetadata(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenVerifier checks the offline adapter passes the claims through and refusals keep
+// their sentinel, so they are answered 401.
+func TestTokenVerifier(t *testing.T) {
+	t.Parallel()
+	v := TokenVerifier(func(tok string) ([]byte, error) {
+		if tok != "good" {
+			return nil, errors.Join(errBadToken, errors.New("signature is invalid"))
+		}
+		return []byte(`{"sub":"u1","role":"authenticated","exp":4102444800}`), nil
+	})
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	r.Header.Set("Authorization", "Bearer good")
+	c, err := v.Caller(r)
+	if err != nil || c.Role != pg.RoleAuthenticated || string(c.Claims) != `{"sub":"u1","role":"authenticated","exp":4102444800}` {
+		t.Fatalf("Caller = %+v, %v", c, err)
+	}
+	r.Header.Set("Authorization", "Bearer forged")
+	if _, err := v.Caller(r); !errors.Is(err, errBadToken) {
+		t.Fatalf("forged token: %v", err)
+	}
+}
