@@ -1,0 +1,206 @@
+package handlers_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"masthead/handlers"
+	"masthead/internal/seed"
+	"masthead/internal/server/servertest"
+)
+
+// newMediaStack is newStack with the media routes mounted, as the wiring does.
+func newMediaStack(t *testing.T) *stack {
+	t.Helper()
+	env := servertest.New(t, nil)
+	if _, err := seed.Run(context.Background(), env.DB.OwnerURL, seed.Options{MediaDir: env.Config.StorageDir}); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	s := &stack{env: env, clock: &fakeClock{}}
+	app, err := handlers.New(handlers.Config{
+		APIURL: env.URL, PublishableKey: env.Key, SessionKeys: handlers.GenerateSessionKeys(), Now: s.clock.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := echo.New()
+	app.Register(e)
+	if err := app.RegisterMedia(e, env.URL, env.Key, nil); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	s.url = srv.URL
+	return s
+}
+
+// demoMedia is one media item of a project's demo data with a publication showing it.
+type demoMedia struct {
+	id, path, publication, alt string
+}
+
+func (s *stack) media(t *testing.T, project string) demoMedia {
+	t.Helper()
+	var m demoMedia
+	err := s.env.DB.Owner(t).QueryRow(context.Background(), `
+		select m.id::text, m.storage_path, pm.publication_id::text, m.alt_text
+		from media m join projects p on p.id = m.project_id join publication_media pm on pm.media_id = m.id
+		where p.slug = $1 and m.kind = 'image' order by m.storage_path limit 1`, project).
+		Scan(&m.id, &m.path, &m.publication, &m.alt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func (s *stack) altText(t *testing.T, id string) string {
+	t.Helper()
+	var alt string
+	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select alt_text from media where id = $1`, id).Scan(&alt); err != nil {
+		t.Fatal(err)
+	}
+	return alt
+}
+
+func TestMediaImage(t *testing.T) {
+	s := newMediaStack(t)
+	nw, acme := s.media(t, "northwind"), s.media(t, "acme-travel")
+	file, err := os.ReadFile(filepath.Join(s.env.Config.StorageDir, filepath.FromSlash(nw.path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewer := s.browser(t)
+	viewer.login("viewer@northwind.test")
+	src := "/p/northwind/media/" + nw.id
+
+	first := viewer.get(src)
+	if first.status != http.StatusOK || !bytes.Equal([]byte(first.body), file) {
+		t.Fatalf("image: status %d, %d bytes (file has %d)", first.status, len(first.body), len(file))
+	}
+	for k, want := range map[string]string{
+		"Cache-Control": "private, max-age=300", "X-Content-Type-Options": "nosniff", "Accept-Ranges": "bytes",
+	} {
+		if got := first.header.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if ct := first.header.Get("Content-Type"); !strings.HasPrefix(ct, "image/") {
+		t.Errorf("Content-Type %q", ct)
+	}
+	etag := first.header.Get("ETag")
+	if etag == "" {
+		t.Fatal("no ETag passed through")
+	}
+
+	t.Run("revalidation is a 304", func(t *testing.T) {
+		if p := viewer.get(src, "If-None-Match", etag); p.status != http.StatusNotModified || p.body != "" {
+			t.Fatalf("status %d", p.status)
+		}
+	})
+	t.Run("ranges pass through", func(t *testing.T) {
+		p := viewer.get(src, "Range", "bytes=0-9")
+		if p.status != http.StatusPartialContent || p.body != string(file[:10]) || !strings.HasPrefix(p.header.Get("Content-Range"), "bytes 0-9/") {
+			t.Fatalf("status %d, %q", p.status, p.header.Get("Content-Range"))
+		}
+	})
+	t.Run("another tenant's image is not found", func(t *testing.T) {
+		if p := viewer.get("/p/acme-travel/media/" + acme.id); p.status != http.StatusNotFound {
+			t.Fatalf("status %d", p.status)
+		}
+		// Nor through the person's own project slug.
+		if p := viewer.get("/p/northwind/media/" + acme.id); p.status != http.StatusNotFound {
+			t.Fatalf("status %d", p.status)
+		}
+	})
+	t.Run("an image under the wrong project is not found", func(t *testing.T) {
+		multi := s.browser(t)
+		multi.login("multi@masthead.test")
+		if p := multi.get("/p/acme-travel/media/" + nw.id); p.status != http.StatusNotFound {
+			t.Fatalf("status %d", p.status)
+		}
+		if p := multi.get(src); p.status != http.StatusOK {
+			t.Fatalf("own project: status %d", p.status)
+		}
+	})
+	t.Run("malformed ids are not found", func(t *testing.T) {
+		for _, path := range []string{"/p/northwind/media/not-a-uuid", "/p/North_wind/media/" + nw.id} {
+			if p := viewer.get(path); p.status != http.StatusNotFound {
+				t.Errorf("%s: status %d", path, p.status)
+			}
+		}
+	})
+	t.Run("signed out goes to the sign-in page", func(t *testing.T) {
+		p := s.browser(t).get(src)
+		if p.status != http.StatusSeeOther || !strings.HasPrefix(p.location(), "/login") {
+			t.Fatalf("status %d to %q", p.status, p.location())
+		}
+	})
+	t.Run("an expired access token is renewed on the way", func(t *testing.T) {
+		s.clock.Advance(2 * time.Hour)
+		if p := viewer.get(src); p.status != http.StatusOK || len(p.body) != len(file) {
+			t.Fatalf("status %d", p.status)
+		}
+	})
+}
+
+func TestMediaAltText(t *testing.T) {
+	s := newMediaStack(t)
+	m := s.media(t, "northwind")
+	action := "/p/northwind/media/" + m.id + "/alt"
+	form := func(alt string) url.Values {
+		return url.Values{"alt_text": {alt}, "publication_id": {m.publication}}
+	}
+
+	editor := s.browser(t)
+	editor.login("editor@northwind.test")
+	p := editor.post(action, form("  A harbour at dawn, boats at anchor  "))
+	if p.status != http.StatusSeeOther || p.location() != "/p/northwind/publications/"+m.publication+"#media" {
+		t.Fatalf("editor: status %d to %q", p.status, p.location())
+	}
+	if got := s.altText(t, m.id); got != "A harbour at dawn, boats at anchor" {
+		t.Fatalf("alt text %q", got)
+	}
+
+	for _, tc := range []struct {
+		name, email string
+		status      int
+	}{
+		{"viewer may not", "viewer@northwind.test", http.StatusForbidden},
+		{"reviewer may not", "reviewer@northwind.test", http.StatusForbidden},
+		{"another tenant's editor may not", "editor@acme.test", http.StatusForbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := s.browser(t)
+			b.login(tc.email)
+			if p := b.post(action, form("vandalised")); p.status != tc.status {
+				t.Fatalf("status %d, want %d", p.status, tc.status)
+			}
+			if s.altText(t, m.id) == "vandalised" {
+				t.Fatal("alt text changed")
+			}
+		})
+	}
+	t.Run("too long is refused", func(t *testing.T) {
+		p := editor.post(action, form(strings.Repeat("x", 1001)))
+		if p.status != http.StatusSeeOther || s.altText(t, m.id) != "A harbour at dawn, boats at anchor" {
+			t.Fatalf("status %d, alt %q", p.status, s.altText(t, m.id))
+		}
+	})
+	t.Run("without the CSRF token nothing changes", func(t *testing.T) {
+		f := form("forged")
+		f.Set("_csrf", "wrong")
+		if p := editor.post(action, f); p.status != http.StatusForbidden || s.altText(t, m.id) == "forged" {
+			t.Fatalf("status %d", p.status)
+		}
+	})
+}
