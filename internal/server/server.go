@@ -166,7 +166,8 @@ func (s *Server) mountDashboard() error {
 		return err
 	}
 	app.Register(s.echo)
-	return nil
+	// Images and alt text call /storage/v1 and /rest/v1 as the signed-in user (handlers/media.go).
+	return app.RegisterMedia(s.echo, s.cfg.BaseURL(), s.cfg.PublishableKey, nil)
 }
 
 // Handler is the whole service as an http.Handler, for httptest and embedding.
