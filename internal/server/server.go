@@ -124,10 +124,18 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 	st.Mount(e.Group("/storage/v1"))
 
 	// MCP for AI clients, without the publishable key (they never have it); its tools call
-	// /rest/v1 over HTTP with the caller's own token.
+	// /rest/v1 over HTTP with the caller's own token. /mcp verifies tokens offline: REST checks
+	// the session on every tool call, so a lookup here too would only add a transaction.
 	m, err := mcp.New(mcp.Config{
 		APIURL: s.cfg.BaseURL(), PublishableKey: s.cfg.PublishableKey, PublicURL: s.cfg.BaseURL(),
-		Auth: s.auth, InvalidToken: auth.ErrInvalidToken, Logger: s.log,
+		Auth: mcp.TokenVerifier(func(token string) ([]byte, error) {
+			c, err := s.auth.Verifier().Verify(token)
+			if err != nil {
+				return nil, err
+			}
+			return c.Raw, nil
+		}),
+		InvalidToken: auth.ErrInvalidToken, Logger: s.log,
 	})
 	if err != nil {
 		return err
