@@ -113,11 +113,16 @@ func (s *stack) token(t testing.TB, user string) string {
 // on every HTTP request, as an OAuth-configured client would send it.
 func (s *stack) connect(t testing.TB, user string) *sdk.ClientSession {
 	t.Helper()
-	hc := &http.Client{Transport: bearer{token: s.token(t, user), next: http.DefaultTransport}}
+	return s.connectWith(t, s.token(t, user))
+}
+
+func (s *stack) connectWith(t testing.TB, token string) *sdk.ClientSession {
+	t.Helper()
+	hc := &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}
 	c := sdk.NewClient(&sdk.Implementation{Name: "mcp-test", Version: "1"}, nil)
 	sess, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: s.url + "/mcp", HTTPClient: hc}, nil)
 	if err != nil {
-		t.Fatalf("connect as %s: %v", user, err)
+		t.Fatalf("connect: %v", err)
 	}
 	t.Cleanup(func() { sess.Close() })
 	return sess

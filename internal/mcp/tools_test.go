@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"masthead/internal/client"
 	"masthead/internal/mcp"
 )
 
@@ -297,5 +299,50 @@ func TestTenantIsolation(t *testing.T) {
 	}
 	if n != 6 { // the fixtures' own moves: 3 submits, 2 approvals, 1 schedule
 		t.Errorf("northwind changed: %d events, comments and promos, want 6", n)
+	}
+}
+
+// TestSignedOut checks the two ways a connection loses its user: no token at all is refused
+// at /mcp with the challenge that starts OAuth discovery, and a token whose session ended
+// (sign-out, revocation) gets a tool error telling the person to reconnect, because REST
+// checks the session on every call.
+func TestSignedOut(t *testing.T) {
+	s := newStack(t)
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/mcp",
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	want := `Bearer resource_metadata="` + s.url + `/.well-known/oauth-protected-resource"`
+	if res.StatusCode != http.StatusUnauthorized || res.Header.Get("WWW-Authenticate") != want {
+		t.Fatalf("no token: %d %q, want 401 %q", res.StatusCode, res.Header.Get("WWW-Authenticate"), want)
+	}
+	res, err = http.Get(s.url + "/.well-known/oauth-protected-resource/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Resource             string   `json:"resource"`
+		AuthorizationServers []string `json:"authorization_servers"`
+	}
+	err = json.NewDecoder(res.Body).Decode(&doc)
+	res.Body.Close()
+	if err != nil || doc.Resource != s.url+"/mcp" || len(doc.AuthorizationServers) != 1 || doc.AuthorizationServers[0] != s.url+"/auth/v1" {
+		t.Fatalf("metadata: %+v %v", doc, err)
+	}
+
+	token := s.token(t, "editor")
+	sess := s.connectWith(t, token)
+	mustOK(t, "list_projects", call(t, sess, "list_projects", nil, nil))
+	if err := s.api.Logout(context.Background(), token, client.LogoutGlobal); err != nil {
+		t.Fatal(err)
+	}
+	r := call(t, sess, "list_projects", nil, nil)
+	if !r.IsError || !strings.Contains(text(r), "Reconnect Masthead to sign in again") {
+		t.Fatalf("after sign-out: IsError=%v %q", r.IsError, text(r))
 	}
 }
