@@ -2,18 +2,25 @@ package pg
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Stmt is one statement of a pipeline: SQL text and its parameters in
 // text format. Parameter types are left to PostgreSQL to infer (OID 0), so
-// a value written in a URL binds to whatever type its column has.
+// a value written in a URL binds to whatever type its column has. Prepare
+// keeps the statement prepared on the connection for the next request of
+// the same shape, which saves PostgreSQL parsing and planning it again.
 type Stmt struct {
-	SQL    string
-	Params [][]byte
+	SQL     string
+	Params  [][]byte
+	Prepare bool
 }
 
 // batchSetupSQL applies a caller and further settings in one fixed
@@ -21,9 +28,43 @@ type Stmt struct {
 const batchSetupSQL = `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true),
   (select count(set_config(k, v, true)) from unnest($3::text[], $4::text[]) as s(k, v))`
 
+// maxPrepared caps the statements this package keeps prepared per
+// connection; beyond it statements run unnamed.
+const maxPrepared = 256
+
+// prepared remembers, per connection, the statements prepared on it:
+// *pgconn.PgConn → map[sql]name. A pooled connection has one user at a
+// time, so only the map of all connections needs locking.
+var (
+	prepared     sync.Map
+	preparedSeq  atomic.Int64
+	sweepPending atomic.Bool
+)
+
+func preparedOn(conn *pgconn.PgConn) map[string]string {
+	if m, ok := prepared.Load(conn); ok {
+		return m.(map[string]string)
+	}
+	// A new connection: forget the ones the pool has closed since.
+	if sweepPending.CompareAndSwap(false, true) {
+		prepared.Range(func(k, _ any) bool {
+			if k.(*pgconn.PgConn).IsClosed() {
+				prepared.Delete(k)
+			}
+			return true
+		})
+		sweepPending.Store(false)
+	}
+	m := map[string]string{}
+	prepared.Store(conn, m)
+	return m
+}
+
 // ExecAsCaller runs c's setup and then stmts in one round trip. Every
-// statement is parsed after the role switch (unnamed statements, no
-// preparing ahead as the login role, which may not even see the schema).
+// statement is parsed after the role switch, inside the request's
+// transaction (the login role need not even see the schema), and prepared
+// statements are prepared there too, the first time a connection sees
+// them.
 //
 // Without explicitTx the pipeline is one implicit transaction: the
 // extended protocol runs everything up to the single Sync as a unit that
@@ -38,6 +79,14 @@ func ExecAsCaller(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, 
 	if !knownRole(c.Role) {
 		return nil, fmt.Errorf("pg: refusing unknown role %q", c.Role)
 	}
+	results, err := pipeline(ctx, conn, c, readOnly, explicitTx, stmts)
+	if err != nil && explicitTx && !conn.IsClosed() {
+		_ = EndTx(ctx, conn, false)
+	}
+	return results, err
+}
+
+func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, explicitTx bool, stmts []Stmt) ([]*pgconn.Result, error) {
 	claims := string(c.Claims)
 	if claims == "" {
 		claims = "{}"
@@ -50,35 +99,90 @@ func ExecAsCaller(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, 
 	for k, v := range c.Settings {
 		keys, vals = append(keys, k), append(vals, v)
 	}
-	b := &pgconn.Batch{}
-	skip := 1
+	names := preparedOn(conn)
+	p := conn.StartPipeline(ctx)
 	if explicitTx {
-		b.ExecParams("begin", nil, nil, nil, nil)
-		skip = 2
+		p.SendQueryParams("begin", nil, nil, nil, nil)
 	}
-	b.ExecParams(batchSetupSQL, [][]byte{[]byte(c.Role), []byte(claims), textArray(keys), textArray(vals)}, nil, nil, nil)
-	for _, s := range stmts {
-		b.ExecParams(s.SQL, s.Params, nil, nil, nil)
-	}
-	results, err := conn.ExecBatch(ctx, b).ReadAll()
-	if err == nil {
-		for _, r := range results {
-			if r.Err != nil {
-				err = r.Err
-				break
+	p.SendQueryParams(batchSetupSQL, [][]byte{[]byte(c.Role), []byte(claims), textArray(keys), textArray(vals)}, nil, nil, nil)
+	newName := make([]string, len(stmts)) // statements prepared in this pipeline
+	for i, s := range stmts {
+		name := ""
+		if s.Prepare {
+			name = names[s.SQL]
+			if name == "" && len(names) < maxPrepared {
+				name = "masthead_" + strconv.FormatInt(preparedSeq.Add(1), 10)
+				newName[i] = name
+				p.SendPrepare(name, s.SQL, nil)
 			}
 		}
-	}
-	if err != nil {
-		if explicitTx && !conn.IsClosed() {
-			_ = EndTx(ctx, conn, false)
+		if name != "" {
+			p.SendQueryPrepared(name, s.Params, nil, nil)
+		} else {
+			p.SendQueryParams(s.SQL, s.Params, nil, nil, nil)
 		}
+	}
+	if err := p.Sync(); err != nil {
+		_ = p.Close()
 		return nil, err
 	}
-	if len(results) != len(stmts)+skip {
-		return nil, fmt.Errorf("pg: pipeline returned %d results for %d statements", len(results), len(stmts)+skip)
+	read := func() (*pgconn.Result, error) {
+		r, err := p.GetResults()
+		if err != nil {
+			return nil, err
+		}
+		rr, ok := r.(*pgconn.ResultReader)
+		if !ok {
+			return nil, fmt.Errorf("pg: pipeline: expected a result, got %T", r)
+		}
+		res := rr.Read()
+		return res, res.Err
 	}
-	return results[skip:], nil
+	var out []*pgconn.Result
+	err := func() error {
+		skip := 1
+		if explicitTx {
+			skip = 2
+		}
+		for range skip {
+			if _, err := read(); err != nil {
+				return err
+			}
+		}
+		for i := range stmts {
+			if newName[i] != "" {
+				r, err := p.GetResults()
+				if err != nil {
+					return err
+				}
+				if _, ok := r.(*pgconn.StatementDescription); !ok {
+					return fmt.Errorf("pg: pipeline: expected a statement description, got %T", r)
+				}
+				// Parsed and described: it exists on this connection now,
+				// whether or not executing it succeeds.
+				names[stmts[i].SQL] = newName[i]
+			}
+			res, err := read()
+			if err != nil {
+				var pe *pgconn.PgError
+				if errors.As(err, &pe) && pe.Code == "0A000" && strings.Contains(pe.Message, "cached plan") {
+					// The table changed shape under a prepared statement:
+					// prepare afresh next time.
+					delete(names, stmts[i].SQL)
+				}
+				return err
+			}
+			out = append(out, res)
+		}
+		return nil
+	}()
+	if cerr := p.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // EndTx commits or rolls back the transaction ExecAsCaller left open.

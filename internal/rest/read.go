@@ -44,7 +44,9 @@ func (h *Handler) read(c echo.Context) error {
 	if count == "planned" || count == "estimated" {
 		stmts = append(stmts, explainCount(root).stmt())
 	}
-	stmts = append(stmts, buildRead(root, count, h.cfg.MaxRows, !head).stmt())
+	main := buildRead(root, count, h.cfg.MaxRows, !head).stmt()
+	main.Prepare = true // reads repeat by shape: keep the plan
+	stmts = append(stmts, main)
 	var res result
 	var planned int64
 	err = h.run(rq, false, stmts, func(rs []*pgconn.Result) error {
