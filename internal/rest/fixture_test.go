@@ -102,16 +102,25 @@ func newFixture(t testing.TB) *fixture {
 	mustScan(t, own.QueryRow(ctx, `insert into media (project_id, storage_path, mime_type, width, height) values ($1, 'proj-a/a.png', 'image/png', 640, 480) returning id`, f.projA), &f.media)
 	mustExec(t, own, `insert into publication_media (publication_id, media_id, position) values ($1, $2, 1)`, f.pubs["Alpha launch"], f.media)
 
-	cache, err := NewSchemaCache(ctx, db.Pool)
+	f.serve(t, Config{})
+	return f
+}
+
+// serve (re)starts the fixture's server with a handler using cfg.
+func (f *fixture) serve(t testing.TB, cfg Config) {
+	t.Helper()
+	cache, err := NewSchemaCache(context.Background(), f.db.Pool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.h = NewHandler(db.Pool, cache, userAuth{}, Config{}, slog.New(slog.NewTextHandler(testLog{t}, nil)))
+	f.h = NewHandler(f.db.Pool, cache, userAuth{}, cfg, slog.New(slog.NewTextHandler(testLog{t}, nil)))
 	e := echo.New()
 	f.h.Mount(e.Group("/rest/v1"))
+	if f.srv != nil {
+		f.srv.Close()
+	}
 	f.srv = httptest.NewServer(e)
 	t.Cleanup(f.srv.Close)
-	return f
 }
 
 // transition runs a workflow RPC as a user, straight through pg, to build

@@ -2,12 +2,7 @@ package rest
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"testing"
-
-	"github.com/labstack/echo/v4"
 
 	"masthead/internal/pg/pgtest"
 	"masthead/internal/seed"
@@ -34,15 +29,7 @@ func newSeeded(t testing.TB, publications int) *fixture {
 		}
 		f.users[email] = id
 	}
-	cache, err := NewSchemaCache(ctx, db.Pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.h = NewHandler(db.Pool, cache, userAuth{}, Config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	e := echo.New()
-	f.h.Mount(e.Group("/rest/v1"))
-	f.srv = httptest.NewServer(e)
-	t.Cleanup(f.srv.Close)
+	f.serve(t, Config{})
 	return f
 }
 
