@@ -9,8 +9,7 @@ import (
 )
 
 const tablesSQL = `
-select c.relname, c.relkind in ('v', 'm'),
-       a.attname, format_type(a.atttypid, a.atttypmod), not a.attnotnull, a.attgenerated <> ''
+select c.relname, a.attname, format_type(a.atttypid, a.atttypmod)
 from pg_class c
 join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
 where c.relnamespace = $1::regnamespace and c.relkind in ('r', 'p', 'v', 'm', 'f')
@@ -24,14 +23,13 @@ func loadTables(ctx context.Context, tx pgx.Tx, s *Schema) error {
 	defer rows.Close()
 	for rows.Next() {
 		var tname string
-		var isView bool
 		col := &Column{}
-		if err := rows.Scan(&tname, &isView, &col.Name, &col.Type, &col.Nullable, &col.Generated); err != nil {
+		if err := rows.Scan(&tname, &col.Name, &col.Type); err != nil {
 			return fmt.Errorf("tables: %w", err)
 		}
 		t := s.Tables[tname]
 		if t == nil {
-			t = &Table{Name: tname, IsView: isView, ColumnByName: map[string]*Column{},
+			t = &Table{Name: tname, ColumnByName: map[string]*Column{},
 				quoted: pgx.Identifier{exposedSchema, tname}.Sanitize()}
 			s.Tables[tname] = t
 		}
@@ -177,7 +175,7 @@ func subset(a, b []string) bool {
 // named JSON arguments and are skipped, as PostgREST does.
 const functionsSQL = `
 select p.proname, p.provolatile::text, p.proretset, p.prorettype = 'void'::regtype,
-       format_type(p.prorettype, null), coalesce(rt.relname, ''), t.typtype = 'c' or coalesce(p.proargmodes::text[] && '{t,b,o}', false),
+       coalesce(rt.relname, ''), t.typtype = 'c' or coalesce(p.proargmodes::text[] && '{t,b,o}', false),
        array(select coalesce(x.name, '') from unnest(p.proargnames, coalesce(p.proallargtypes, p.proargtypes::oid[]), p.proargmodes::text[])
                with ordinality as x(name, typ, mode, i) where x.mode is null or x.mode in ('i', 'b', 'v') order by x.i)::text[],
        array(select format_type(x.typ, null) from unnest(p.proargnames, coalesce(p.proallargtypes, p.proargtypes::oid[]), p.proargmodes::text[])
@@ -200,7 +198,7 @@ func loadFunctions(ctx context.Context, tx pgx.Tx, s *Schema) error {
 		var vol string
 		var names, types []string
 		var nargs, ndefaults int16
-		if err := rows.Scan(&f.Name, &vol, &f.ReturnsSet, &f.ReturnsVoid, &f.ReturnType, &f.ReturnTable, &f.Composite,
+		if err := rows.Scan(&f.Name, &vol, &f.ReturnsSet, &f.ReturnsVoid, &f.ReturnTable, &f.Composite,
 			&names, &types, &nargs, &ndefaults); err != nil {
 			return fmt.Errorf("functions: %w", err)
 		}

@@ -15,7 +15,7 @@ import (
 )
 
 // rpc serves /rest/v1/rpc/:fn: POST with named JSON arguments, GET (and
-// HEAD) with arguments in the query string, in a read-only transaction.
+// HEAD) with arguments in the query string.
 // Arguments reach the function through json_to_record, typed by the
 // schema cache, so each value is one JSON parameter.
 func (h *Handler) rpc(c echo.Context) error {
@@ -82,7 +82,10 @@ func (h *Handler) rpc(c echo.Context) error {
 		q.WriteString(`SELECT NULL::bigint, 1::bigint, (SELECT to_json("t0"."v")::text FROM ` + call + ` AS "t0"("v"))`)
 	}
 	var res result
-	err = h.run(rq, !read, []pg.Stmt{q.stmt()}, func(rs []*pgconn.Result) error {
+	// As PostgREST: only POST to a volatile function may write; anything
+	// else runs read-only (a write attempt is 405 through SQLSTATE 25006).
+	write := !read && fn.Volatile == 'v'
+	err = h.run(rq, write, []pg.Stmt{q.stmt()}, func(rs []*pgconn.Result) error {
 		var err error
 		if res, err = scanResult(rs[0]); err != nil {
 			return err
@@ -194,7 +197,8 @@ func (s *Schema) function(name string, args map[string]json.RawMessage) (*Functi
 		}
 		return nil, &Error{Status: http.StatusNotFound, Code: "PGRST202",
 			Message: "Could not find the function " + qualified + with + " in the schema cache",
-			Details: "Searched for the function " + qualified + " " + params + " or with a single unnamed json/jsonb parameter, but no matches were found in the schema cache."}
+			Details: "Searched for the function " + qualified + " " + params + " or with a single unnamed json/jsonb parameter, but no matches were found in the schema cache.",
+			Hint:    "If a new function was created in the database with this name and parameters, try reloading the schema cache."}
 	}
 	return nil, &Error{Status: http.StatusMultipleChoices, Code: "PGRST203",
 		Message: "Could not choose the best candidate function between overloads of " + qualified,

@@ -25,7 +25,6 @@ type Schema struct {
 type Table struct {
 	Name         string
 	quoted       string // "public"."name", quoted once by pgx.Identifier
-	IsView       bool
 	Columns      []*Column
 	ColumnByName map[string]*Column
 	PK           []string
@@ -36,11 +35,9 @@ type Table struct {
 // Column is one column; Type is format_type() output, trusted SQL text
 // from the catalog.
 type Column struct {
-	Name      string
-	quoted    string // "name", quoted once by pgx.Identifier
-	Type      string
-	Nullable  bool
-	Generated bool
+	Name   string
+	quoted string // "name", quoted once by pgx.Identifier
+	Type   string
 }
 
 // Cardinality of a relationship seen from its origin table.
@@ -86,7 +83,6 @@ type Junction struct {
 type Function struct {
 	Name        string
 	Args        []Arg
-	ReturnType  string // format_type() of the return type
 	ReturnsSet  bool
 	ReturnsVoid bool
 	// ReturnTable is the exposed table whose row type the function returns,
