@@ -16,7 +16,9 @@ import (
 
 // KeySet holds the ES256 keys: the first private key in the configured set signs new tokens,
 // and every key (private or public-only) verifies, so a key can be rotated in ahead of use and a
-// retired one kept until the tokens it signed have expired.
+// retired one kept until the tokens it signed have expired. To rotate: append the new key,
+// deploy, wait out the JWKS cache (10 min) so verifiers know it, move it first, deploy, and
+// drop the old key (or its private part) once the last token it signed has expired.
 type KeySet struct {
 	signer  jwk.Key
 	signKID string

@@ -3,8 +3,9 @@
 // health endpoints, and every surface mounted under its prefix. It is the one place that knows
 // all surfaces; nothing imports it but cmd/masthead, e2e and tests.
 //
-// It may import config, pg and the surfaces (auth, rest, …); it must not import handlers'
-// internals or any test package, and it holds no business logic of its own.
+// It may import config, pg and the surfaces (auth, rest, storage, mcp, and handlers for the
+// dashboard); it must not import views or any test package, and it holds no business logic of
+// its own: each surface owns its routes, its error format and its access rules.
 package server
 
 import (
