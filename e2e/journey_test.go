@@ -1,0 +1,321 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+
+	"masthead/internal/pg/pgtest"
+	"masthead/internal/seed"
+	"masthead/internal/server/servertest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// chromiumPath is Debian's chromium; `make test` installs it when missing.
+const chromiumPath = "/usr/bin/chromium"
+
+// artifacts is where screenshots are saved (gitignored).
+const artifacts = "artifacts"
+
+// newBrowser starts one headless chromium for the test with a throwaway profile.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Fatalf("chromium is missing at %s: run `make deps-browser` (apt-get install -y chromium)", chromiumPath)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+// person is one user in their own browser context (own cookies), optionally with script off.
+type person struct {
+	t    *testing.T
+	ctx  context.Context
+	base string
+	js   bool
+	name string
+}
+
+func (w *world) person(t *testing.T, email string, js bool) *person {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(w.browser, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(cancelTimeout)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !js {
+		if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &person{t: t, ctx: ctx, base: w.url, js: js, name: strings.Split(email, "@")[0]}
+	p.do("sign in "+email,
+		chromedp.Navigate(w.url+"/login"),
+		chromedp.WaitVisible(chromedp.CSS(`#email`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), email),
+		chromedp.SendKeys(chromedp.CSS(`#password`), seed.DefaultPassword),
+		chromedp.Click(chromedp.CSS(`[data-testid="login-form"] button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="user"]`)),
+	)
+	return p
+}
+
+func (p *person) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, steps...); err != nil {
+		p.t.Fatalf("%s (%s): %v", what, p.name, err)
+	}
+}
+
+// shot saves a full-page screenshot as artifacts/<name>.png.
+func (p *person) shot(name string) {
+	p.t.Helper()
+	png, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		p.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		p.t.Fatal(err)
+	}
+	mode := "js"
+	if !p.js {
+		mode = "nojs"
+	}
+	if err := os.WriteFile(filepath.Join(artifacts, mode+"-"+name+".png"), png, 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// count is how many elements match sel now.
+func (p *person) count(sel string) int {
+	p.t.Helper()
+	nodes, err := chromedp.Run(p.ctx, chromedp.Nodes(chromedp.CSSAll(sel), chromedp.AtLeast(0)))
+	if err != nil {
+		p.t.Fatalf("count %s: %v", sel, err)
+	}
+	return len(nodes)
+}
+
+// axe runs axe-core on the page and fails on serious or critical violations.
+func (p *person) axe(page string) {
+	p.t.Helper()
+	src, err := os.ReadFile(filepath.Join("node_modules", "axe-core", "axe.min.js"))
+	if err != nil {
+		p.t.Fatalf("axe-core is missing: run `npm ci --prefix e2e` (%v)", err)
+	}
+	// DevTools evaluation is not subject to the page's CSP, so axe can be injected as is.
+	raw, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]byte](string(src)+`;axe.run(document, {resultTypes: ["violations"]})`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		p.t.Fatalf("axe on %s: %v", page, err)
+	}
+	var res struct {
+		Violations []struct {
+			ID, Impact, Help string
+			Nodes            []struct{ HTML string }
+		}
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		p.t.Fatal(err)
+	}
+	for _, v := range res.Violations {
+		if v.Impact == "serious" || v.Impact == "critical" {
+			html := ""
+			if len(v.Nodes) > 0 {
+				html = v.Nodes[0].HTML
+			}
+			p.t.Errorf("axe on %s: %s (%s) %s — e.g. %s", page, v.ID, v.Impact, v.Help, html)
+		} else {
+			p.t.Logf("axe on %s: %s (%s) %s", page, v.ID, v.Impact, v.Help)
+		}
+	}
+}
+
+// world is the running stack and the browser.
+type world struct {
+	env     *servertest.Env
+	url     string
+	browser context.Context
+}
+
+// target is a publication in review in northwind, written by the editor.
+func (w *world) targets(t *testing.T) [][2]string {
+	t.Helper()
+	rows, err := w.env.DB.Owner(t).Query(t.Context(), `
+		select p.id::text, p.title from publications p join projects j on j.id = p.project_id
+		join profiles a on a.id = p.author_id
+		where j.slug = 'northwind' and p.status = 'reviewing' and a.email = 'editor@northwind.test'
+		order by p.created_at desc`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out [][2]string
+	for rows.Next() {
+		var id, title string
+		if err := rows.Scan(&id, &title); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, [2]string{id, title})
+	}
+	if len(out) < 2 {
+		t.Fatalf("need two publications in review by the editor, have %d", len(out))
+	}
+	return out
+}
+
+// TestJourney is the editorial journey in a browser, with JavaScript and without.
+func TestJourney(t *testing.T) {
+	env := servertest.New(t, nil)
+	if _, err := seed.Run(t.Context(), env.DB.OwnerURL, seed.Options{MediaDir: env.Config.StorageDir}); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	w := &world{env: env, url: env.URL, browser: newBrowser(t)}
+	targets := w.targets(t)
+	t.Run("javascript", func(t *testing.T) { w.journey(t, true, targets[0]) })
+	t.Run("no javascript", func(t *testing.T) { w.journey(t, false, targets[1]) })
+}
+
+// journey: the reviewer signs in, finds the publication in the queue, requests changes with a
+// note; the editor resubmits; the lead approves and schedules it; the history grows each time.
+func (w *world) journey(t *testing.T, js bool, target [2]string) {
+	id, title := target[0], target[1]
+	detail := w.url + "/p/northwind/publications/" + id
+	status := func(key string) chromedp.Action[chromedp.Void] {
+		return chromedp.WaitVisible(chromedp.CSS(`#workflow .status-line .badge-` + key))
+	}
+
+	rev := w.person(t, "reviewer@northwind.test", js)
+	rev.do("queue", chromedp.WaitVisible(chromedp.CSS(`[data-testid="queue"]`)))
+	rev.shot("01-queue")
+	if js {
+		rev.axe("queue")
+	}
+	// Find it with the search field, then open it: j and Enter with script, a click without.
+	if js {
+		rev.do("search",
+			chromedp.SendKeys(chromedp.CSS(`#q`), title),
+			chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#queue-results a[href="/p/northwind/publications/%s"]`, id))),
+		)
+		for rev.count(`[data-testid="queue-row"]`) != 1 {
+			time.Sleep(100 * time.Millisecond) // the debounced search is still narrowing
+		}
+		rev.do("open with the keyboard",
+			// Leaving the field fires "change", which refreshes the results once more: let it land.
+			chromedp.Evaluate[chromedp.Void](`document.activeElement.blur()`),
+			chromedp.Sleep(300*time.Millisecond),
+			chromedp.Poll[chromedp.Void](`document.querySelector(".htmx-request") === null`),
+			chromedp.KeyEvent("j"),
+			chromedp.KeyEvent("\r"),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="pub-title"]`)),
+		)
+	} else {
+		rev.do("search and open",
+			chromedp.SendKeys(chromedp.CSS(`#q`), title),
+			chromedp.Click(chromedp.CSS(`[data-testid="queue-filters"] button[type="submit"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="queue-summary"]`)),
+			chromedp.Click(chromedp.CSS(fmt.Sprintf(`a[href="/p/northwind/publications/%s"]`, id))),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="pub-title"]`)),
+		)
+	}
+	if loc, _ := chromedp.Run(rev.ctx, chromedp.Location()); loc != detail {
+		t.Fatalf("opened %s, want %s", loc, detail)
+	}
+	events := rev.count(`[data-testid="event"]`)
+	rev.shot("02-detail")
+	if js {
+		rev.axe("detail")
+	}
+	note := "Please add **sources** for the figures."
+	rev.do("preview the note",
+		chromedp.SendKeys(chromedp.CSS(`#note-request_changes`), note),
+		chromedp.Click(chromedp.CSS(`[data-testid="action-request_changes"] button[formaction]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="preview-request_changes"] strong`)),
+	)
+	rev.shot("03-preview")
+	rev.do("request changes",
+		chromedp.Click(chromedp.CSS(`[data-testid="action-request_changes"] button:not([formaction])`)),
+		status("changes_requested"),
+	)
+	if n := rev.count(`[data-testid="event"]`); n != events+1 {
+		t.Errorf("history after request changes: %d entries, want %d", n, events+1)
+	}
+	rev.shot("04-changes-requested")
+
+	ed := w.person(t, "editor@northwind.test", js)
+	ed.do("resubmit",
+		chromedp.Navigate(detail),
+		chromedp.Click(chromedp.CSS(`[data-testid="action-submit_for_review"] button:not([formaction])`)),
+		status("reviewing"),
+	)
+
+	lead := w.person(t, "lead@northwind.test", js)
+	lead.do("approve",
+		chromedp.Navigate(detail),
+		chromedp.Click(chromedp.CSS(`[data-testid="action-approve"] button:not([formaction])`)),
+		status("approved"),
+	)
+	lead.do("schedule",
+		chromedp.WaitVisible(chromedp.CSS(`#when-schedule`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="action-schedule"] button:not([formaction])`)),
+		status("scheduled"),
+	)
+	if n := lead.count(`[data-testid="event"]`); n != events+4 {
+		t.Errorf("history after the journey: %d entries, want %d", n, events+4)
+	}
+	if n := lead.count(`[data-testid="review"] strong`); n == 0 {
+		t.Error("the markdown note of the verdict is not rendered")
+	}
+	lead.shot("05-scheduled")
+	if js {
+		lead.axe("detail after scheduling")
+	}
+	lead.do("schedule page",
+		chromedp.Navigate(w.url+"/p/northwind/schedule"),
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`[data-testid="schedule-item"] a[href="/p/northwind/publications/%s"]`, id))),
+	)
+	lead.shot("06-schedule")
+	if js {
+		lead.axe("schedule")
+		lead.do("month", chromedp.Navigate(w.url+"/p/northwind/schedule?view=month"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="month"]`)))
+		lead.axe("schedule month")
+		lead.shot("07-month")
+	}
+	out := w.person(t, "viewer@northwind.test", js)
+	out.do("sign out",
+		chromedp.Click(chromedp.CSS(`.signout button`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="login-form"]`)),
+	)
+	out.shot("08-signed-out")
+	if js {
+		out.axe("login")
+	}
+}
