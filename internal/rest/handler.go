@@ -17,9 +17,11 @@ import (
 // Authenticator tells who a request comes from: the verified user
 // (pg.RoleAuthenticated with their claims) or anon when only the
 // publishable key was given. It is implemented by the identity service.
-// A returned *Error is answered as is (e.g. 401 PGRST303 for an expired
-// token); any other error is answered 401 PGRST301 with its message,
-// which must therefore be safe to show.
+// A returned *Error is answered as is. An error matching
+// Config.InvalidToken (errors.Is) is a bad token: 401 PGRST301, or
+// PGRST303 when it says the token expired, with the error's message,
+// which must therefore be safe to show. Any other error is an outage
+// (503), unless Config.InvalidToken is nil, when every error is a 401.
 type Authenticator interface {
 	Caller(r *http.Request) (pg.Caller, error)
 }
@@ -30,6 +32,9 @@ type Config struct {
 	StatementTimeout time.Duration // per request (default 10s)
 	MaxBodyBytes     int64         // request body cap (default 1 MiB)
 	AcquireTimeout   time.Duration // wait for a pooled connection before 503 (default 5s)
+	// InvalidToken is the Authenticator's sentinel for a bad, expired or
+	// revoked token (auth.ErrInvalidToken), so outages are told apart.
+	InvalidToken error
 }
 
 func (c Config) withDefaults() Config {
@@ -96,11 +101,7 @@ func (h *Handler) begin(c echo.Context, rpcRead bool) (*request, error) {
 	r := c.Request()
 	caller, err := h.auth.Caller(r)
 	if err != nil {
-		var e *Error
-		if errors.As(err, &e) {
-			return nil, e
-		}
-		return nil, &Error{Status: http.StatusUnauthorized, Code: "PGRST301", Message: err.Error(), cause: err}
+		return nil, h.authError(err)
 	}
 	for _, hdr := range []string{"Accept-Profile", "Content-Profile"} {
 		if p := r.Header.Get(hdr); p != "" && p != exposedSchema {
@@ -119,6 +120,21 @@ func (h *Handler) begin(c echo.Context, rpcRead bool) (*request, error) {
 	path := strings.TrimPrefix(r.URL.Path, "/rest/v1")
 	return &request{c: c, caller: caller, query: q, schema: h.schema.Schema(), single: single,
 		prefer: ParsePrefer(r.Header), path: path}, nil
+}
+
+// authError answers an Authenticator failure (see Authenticator).
+func (h *Handler) authError(err error) *Error {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		return e
+	case h.cfg.InvalidToken != nil && !errors.Is(err, h.cfg.InvalidToken):
+		return &Error{Status: http.StatusServiceUnavailable, Code: "PGRST000",
+			Message: "Could not verify the caller. Retrying the connection.", cause: err}
+	case strings.Contains(err.Error(), "expired"):
+		return &Error{Status: http.StatusUnauthorized, Code: "PGRST303", Message: "JWT expired", cause: err}
+	}
+	return &Error{Status: http.StatusUnauthorized, Code: "PGRST301", Message: err.Error(), cause: err}
 }
 
 // negotiate picks JSON array or single object from Accept. */*,

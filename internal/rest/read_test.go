@@ -2,6 +2,8 @@ package rest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -368,5 +370,33 @@ func TestAmbiguousEmbedAndReload(t *testing.T) {
 	}
 	if r := f.do(t, call{user: "editorA", path: "/publications?select=title,links!links_a_fkey(*)&limit=1"}); r.status != 200 {
 		t.Errorf("constraint hint: %d %s", r.status, r.body)
+	}
+}
+
+func TestAuthErrors(t *testing.T) {
+	t.Parallel()
+	sentinel := errors.New("invalid token")
+	tests := []struct {
+		name   string
+		cfg    Config
+		err    error
+		status int
+		code   string
+	}{
+		{"bad token", Config{InvalidToken: sentinel}, fmt.Errorf("%w: signature", sentinel), 401, "PGRST301"},
+		{"expired token", Config{InvalidToken: sentinel}, fmt.Errorf("%w: token is expired", sentinel), 401, "PGRST303"},
+		{"outage", Config{InvalidToken: sentinel}, errors.New("connection refused"), 503, "PGRST000"},
+		{"without a sentinel every error is a 401", Config{}, errors.New("whatever"), 401, "PGRST301"},
+		{"typed error passes through", Config{InvalidToken: sentinel}, &Error{Status: 401, Code: "PGRST302", Message: "anonymous access is disabled"}, 401, "PGRST302"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := &Handler{cfg: tt.cfg.withDefaults()}
+			e := h.authError(tt.err)
+			if e.Status != tt.status || e.Code != tt.code {
+				t.Errorf("got %d %s, want %d %s", e.Status, e.Code, tt.status, tt.code)
+			}
+		})
 	}
 }
