@@ -29,11 +29,14 @@ func (c Client) ip() any {
 	return nil
 }
 
+// userAgent is the User-Agent header as the database can store it: valid UTF-8 (headers may
+// carry any byte) and at most 512 bytes, cut on a character boundary.
 func (c Client) userAgent() string {
-	if len(c.UserAgent) > 512 {
-		return c.UserAgent[:512]
+	ua := c.UserAgent
+	if len(ua) > 512 {
+		ua = ua[:512]
 	}
-	return c.UserAgent
+	return strings.ToValidUTF8(ua, "")
 }
 
 // limit applies the per-IP limit and, when account is not empty, the per-account one.

@@ -167,3 +167,17 @@ func TestLimiterForgetsIdleClients(t *testing.T) {
 		t.Fatal("a zero Limit must mean no limiter")
 	}
 }
+
+func TestClientUserAgentIsStorable(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"supabase-js/2", "supabase-js/2"},
+		{"bad \xff byte", "bad  byte"},
+		{strings.Repeat("é", 300), strings.Repeat("é", 256)},
+	}
+	for _, tt := range tests {
+		if got := (Client{UserAgent: tt.in}).userAgent(); got != tt.want {
+			t.Errorf("userAgent(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -269,4 +270,15 @@ func sign(t testing.TB, alg jwa.SignatureAlgorithm, key any, hdr map[string]any,
 		t.Fatal(err)
 	}
 	return string(out)
+}
+
+func TestSignInWithAnOddUserAgent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	res := e.do(t, request{path: "/auth/v1/token?grant_type=password",
+		json:    map[string]string{"email": e.user.Email, "password": e.user.Password},
+		headers: map[string]string{"User-Agent": "odd \xff agent " + strings.Repeat("x", 600)}})
+	if res.status != http.StatusOK {
+		t.Fatalf("got %d %s", res.status, res.raw)
+	}
 }
