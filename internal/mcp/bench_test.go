@@ -9,20 +9,45 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"masthead/internal/client"
+	"masthead/internal/seed"
+	"masthead/internal/server/servertest"
 )
 
-// BenchmarkReadTool compares read tool calls over MCP with the REST request behind them, made
-// with the same token through internal/client: list_projects against the identical query, and
-// get_publication against the dashboard's read of the same publication (the same embeds less
-// the project's slug). The difference is what MCP adds: the /mcp hop, its token check,
-// JSON-RPC and shaping the result. The two are timed alternately in each iteration and
-// compared by their medians, so load from other processes hits both alike; mcp/rest is the
-// ratio.
+// BenchmarkReadTool compares read tool calls over MCP with the REST request behind each, made
+// with the same token through internal/client, on the demo data (plus bulk publications, so
+// counts and filters have rows to work through): list_projects and search_publications against
+// the identical query, get_publication against the dashboard's read of the same publication
+// (the same embeds less the project's slug). The difference is what MCP adds: the /mcp hop,
+// its token check, JSON-RPC and shaping the result. The two are timed alternately in each
+// iteration and compared by their medians, so load from other processes on a shared machine
+// hits both alike; mcp/rest is the ratio.
 func BenchmarkReadTool(b *testing.B) {
-	s := newStack(b)
-	sess := s.connect(b, "editor")
-	token := s.token(b, "editor")
 	ctx := context.Background()
+	env := servertest.New(b, nil)
+	if _, err := seed.Run(ctx, env.DB.OwnerURL, seed.Options{Publications: 300, MediaDir: b.TempDir()}); err != nil {
+		b.Fatal(err)
+	}
+	api, err := client.New(env.URL, env.Key, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &stack{url: env.URL, api: api, env: env}
+	sess, err := api.SignInWithPassword(ctx, "editor@northwind.test", seed.DefaultPassword)
+	if err != nil {
+		b.Fatal(err)
+	}
+	token := sess.AccessToken
+	mcpSess := s.connectWith(b, token)
+	projects, err := api.Projects(ctx, token)
+	if err != nil || len(projects) != 1 {
+		b.Fatalf("projects: %v %v", projects, err)
+	}
+	queue, _, err := api.Queue(ctx, token, client.QueueFilter{ProjectID: projects[0].ID, Statuses: []string{"reviewing"}, Limit: 1})
+	if err != nil || len(queue) != 1 {
+		b.Fatalf("queue: %v %v", queue, err)
+	}
+	pub := queue[0].ID
+
 	for _, tc := range []struct {
 		tool string
 		args map[string]any
@@ -30,15 +55,27 @@ func BenchmarkReadTool(b *testing.B) {
 	}{
 		{"list_projects", nil, func() error {
 			var out []client.Project
-			_, err := s.api.Get(ctx, token, client.From("projects").
+			_, err := api.Get(ctx, token, client.From("projects").
 				Select("id,slug,name,timezone,default_channels,collections(id,slug,name,kind),project_members(user_id,role)").
-				Eq("project_members.user_id", s.users["editor"]).
+				Eq("project_members.user_id", sess.User.ID).
 				Param("collections.order", "name.asc").
 				Order("name.asc"), &out)
 			return err
 		}},
-		{"get_publication", map[string]any{"publication_id": s.pubs["Tide tables"]}, func() error {
-			_, err := s.api.Publication(ctx, token, s.projA, s.pubs["Tide tables"])
+		{"search_publications", map[string]any{"project": "northwind", "status": []string{"draft", "reviewing"}}, func() error {
+			var out []client.Publication
+			_, err := api.Get(ctx, token, client.From("publications").
+				Select("id,project_id,title,slug,summary,status,version,scheduled_for,published_at,created_at,updated_at,"+
+					"author:profiles!author_id(display_name),project:projects!inner(slug,name),collection:collections(id,slug,name)").
+				Eq("project.slug", "northwind").
+				In("status", "draft", "reviewing").
+				Order("updated_at.desc.nullslast,id.desc").
+				Range(0, 20).
+				Count(), &out)
+			return err
+		}},
+		{"get_publication", map[string]any{"publication_id": pub}, func() error {
+			_, err := api.Publication(ctx, token, projects[0].ID, pub)
 			return err
 		}},
 	} {
@@ -51,7 +88,7 @@ func BenchmarkReadTool(b *testing.B) {
 					b.Fatal(err)
 				}
 				t1 := time.Now()
-				if res, err := sess.CallTool(ctx, params); err != nil || res.IsError {
+				if res, err := mcpSess.CallTool(ctx, params); err != nil || res.IsError {
 					b.Fatalf("%v %v", err, res)
 				}
 				rest, mcp = append(rest, t1.Sub(t0)), append(mcp, time.Since(t1))

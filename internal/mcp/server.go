@@ -20,11 +20,11 @@ import (
 // Paths this package serves. The metadata lives at the root document and at the path-suffixed
 // one RFC 9728 derives from the resource URL, since clients try either.
 const (
-	Path              = "/mcp"
-	MetadataPath      = "/.well-known/oauth-protected-resource"
-	MetadataMCPPath   = MetadataPath + Path
-	version           = "1.0.0"
-	defaultRESTTimout = 15 * time.Second
+	Path               = "/mcp"
+	MetadataPath       = "/.well-known/oauth-protected-resource"
+	MetadataMCPPath    = MetadataPath + Path
+	version            = "1.0.0"
+	defaultRESTTimeout = 15 * time.Second
 )
 
 // Authenticator decides who an /mcp request is from its Authorization header. *auth.Service
@@ -87,7 +87,7 @@ func New(cfg Config) (*Server, error) {
 		// same host, so a larger pool avoids a new TCP connection per concurrent call.
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConns, t.MaxIdleConnsPerHost = 256, 256
-		hc = &http.Client{Timeout: defaultRESTTimout, Transport: t}
+		hc = &http.Client{Timeout: defaultRESTTimeout, Transport: t}
 	}
 	api, err := client.New(cfg.APIURL, cfg.PublishableKey, hc)
 	if err != nil {
