@@ -106,7 +106,7 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 	if s.schema, err = rest.NewSchemaCache(ctx, s.pool); err != nil {
 		return err
 	}
-	rest.NewHandler(s.pool, s.schema, s.auth, rest.Config{}, s.log).Mount(e.Group("/rest/v1", s.auth.RequireAPIKey))
+	rest.NewHandler(s.pool, s.schema, s.auth, rest.Config{InvalidToken: auth.ErrInvalidToken}, s.log).Mount(e.Group("/rest/v1", s.auth.RequireAPIKey))
 
 	// Storage (bucket media). It applies the publishable key itself: signed-URL downloads are
 	// opened by <img src> and carry no headers. Signed URLs are keyed off the JWT keys, which

@@ -176,6 +176,29 @@ func TestRESTIsMountedBehindTheKey(t *testing.T) {
 	if res.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("a bad token: %d %s", res.StatusCode, body)
 	}
+
+	// A signed-in user reaches REST until their session ends; then REST refuses the token.
+	e.CreateUser(t, "rest@northwind.test", "rest password")
+	res, body = get(t, http.MethodPost, e.URL+"/auth/v1/token?grant_type=password",
+		map[string]string{"apikey": e.Key, "Content-Type": "application/json"},
+		strings.NewReader(`{"email":"rest@northwind.test","password":"rest password"}`))
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.Unmarshal(body, &tok); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("sign in: %d %s", res.StatusCode, body)
+	}
+	user := map[string]string{"apikey": e.Key, "Authorization": "Bearer " + tok.AccessToken}
+	if res, body := get(t, http.MethodGet, e.URL+"/rest/v1/projects", user, nil); res.StatusCode != http.StatusOK {
+		t.Fatalf("signed in: %d %s", res.StatusCode, body)
+	}
+	if res, _ := get(t, http.MethodPost, e.URL+"/auth/v1/logout", user, nil); res.StatusCode != http.StatusNoContent {
+		t.Fatalf("logout: %d", res.StatusCode)
+	}
+	res, body = get(t, http.MethodGet, e.URL+"/rest/v1/projects", user, nil)
+	if res.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), "PGRST301") {
+		t.Fatalf("signed out: %d %s", res.StatusCode, body)
+	}
 }
 
 func TestClientIPFromTrustedProxiesOnly(t *testing.T) {
