@@ -104,9 +104,13 @@ func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, expl
 	if explicitTx {
 		p.SendQueryParams("begin", nil, nil, nil, nil)
 	}
-	p.SendQueryParams(batchSetupSQL, [][]byte{[]byte(c.Role), []byte(claims), textArray(keys), textArray(vals)}, nil, nil, nil)
-	newName := make([]string, len(stmts)) // statements prepared in this pipeline
-	for i, s := range stmts {
+	// The setup is the same text on every request and touches no table,
+	// so it is prepared once per connection like any read.
+	all := make([]Stmt, 0, len(stmts)+1)
+	all = append(all, Stmt{SQL: batchSetupSQL, Params: [][]byte{[]byte(c.Role), []byte(claims), textArray(keys), textArray(vals)}, Prepare: true})
+	all = append(all, stmts...)
+	newName := make([]string, len(all)) // statements prepared in this pipeline
+	for i, s := range all {
 		name := ""
 		if s.Prepare {
 			name = names[s.SQL]
@@ -140,16 +144,12 @@ func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, expl
 	}
 	var out []*pgconn.Result
 	err := func() error {
-		skip := 1
 		if explicitTx {
-			skip = 2
-		}
-		for range skip {
 			if _, err := read(); err != nil {
 				return err
 			}
 		}
-		for i := range stmts {
+		for i := range all {
 			if newName[i] != "" {
 				r, err := p.GetResults()
 				if err != nil {
@@ -160,7 +160,7 @@ func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, expl
 				}
 				// Parsed and described: it exists on this connection now,
 				// whether or not executing it succeeds.
-				names[stmts[i].SQL] = newName[i]
+				names[all[i].SQL] = newName[i]
 			}
 			res, err := read()
 			if err != nil {
@@ -168,11 +168,13 @@ func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, expl
 				if errors.As(err, &pe) && pe.Code == "0A000" && strings.Contains(pe.Message, "cached plan") {
 					// The table changed shape under a prepared statement:
 					// prepare afresh next time.
-					delete(names, stmts[i].SQL)
+					delete(names, all[i].SQL)
 				}
 				return err
 			}
-			out = append(out, res)
+			if i > 0 {
+				out = append(out, res)
+			}
 		}
 		return nil
 	}()

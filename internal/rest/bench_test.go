@@ -72,7 +72,7 @@ func BenchmarkPublicationWithEmbeds(b *testing.B) {
 		}
 		defer conn.Release()
 		rs, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), caller, true, false,
-			pg.Stmt{SQL: directPublicationSQL, Params: [][]byte{[]byte(id)}})
+			pg.Stmt{SQL: directPublicationSQL, Params: [][]byte{[]byte(id)}, Prepare: true})
 		if err != nil || len(rs[0].Rows) != 1 {
 			b.Fatal(err)
 		}
