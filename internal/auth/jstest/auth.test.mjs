@@ -4,6 +4,11 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createClient } from '@supabase/supabase-js'
 import ws from 'ws' // supabase-js builds a realtime client, which needs ws on Node.js < 22
+import { webcrypto } from 'node:crypto'
+
+// Node.js 18 (Debian bookworm's) has WebCrypto but not as globalThis.crypto, where getClaims
+// looks for it.
+globalThis.crypto ??= webcrypto
 
 const url = process.env.MASTHEAD_URL
 const key = process.env.MASTHEAD_PUBLISHABLE_KEY
