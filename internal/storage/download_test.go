@@ -165,6 +165,10 @@ func TestConditionalAndRange(t *testing.T) {
 			{"If-None-Match same etag", "GET", "viewerA", map[string]string{"If-None-Match": etag}, 304, []byte{}, ""},
 			{"If-None-Match list with etag", "GET", "viewerA", map[string]string{"If-None-Match": `"x", ` + etag}, 304, []byte{}, ""},
 			{"If-None-Match star", "GET", "viewerA", map[string]string{"If-None-Match": "*"}, 304, []byte{}, ""},
+			// §13.1.2: If-None-Match uses the weak comparison.
+			{"If-None-Match weak form", "GET", "viewerA", map[string]string{"If-None-Match": "W/" + etag}, 304, []byte{}, ""},
+			// §13.1.5: If-Range needs a strong match, so a weak validator sends everything.
+			{"If-Range weak etag sends all", "GET", "viewerA", map[string]string{"Range": "bytes=0-9", "If-Range": "W/" + etag}, 200, ev.png, ""},
 			{"If-None-Match other etag", "GET", "viewerA", map[string]string{"If-None-Match": `"other"`}, 200, ev.png, ""},
 			{"If-Modified-Since later", "GET", "viewerA", map[string]string{"If-Modified-Since": later}, 304, []byte{}, ""},
 			{"If-Modified-Since earlier", "GET", "viewerA", map[string]string{"If-Modified-Since": earlier}, 200, ev.png, ""},
