@@ -25,7 +25,9 @@ var sizes = [][2]int{{480, 270}, {400, 400}, {320, 400}, {600, 315}}
 
 // makePicture draws a small abstract "photo": a two-colour gradient with a few soft discs and a
 // horizon band. The colours come from a generator seeded by key, so the same seed makes the
-// same files, and every image looks different from its neighbours in the dashboard.
+// same files, and every image looks different from its neighbours in the dashboard. It writes
+// pixels directly with integer blending: the demo makes hundreds of these on every fresh
+// database, including in other packages' tests.
 func makePicture(key string, n int, asJPEG bool) (picture, error) {
 	h := fnv.New64a()
 	h.Write([]byte(key))
@@ -33,20 +35,16 @@ func makePicture(key string, n int, asJPEG bool) (picture, error) {
 	size := sizes[n%len(sizes)]
 	w, ht := size[0], size[1]
 
-	from := randomColour(r)
-	to := randomColour(r)
+	from, to, band := randomColour(r), randomColour(r), randomColour(r)
 	img := image.NewRGBA(image.Rect(0, 0, w, ht))
+	horizon := ht/2 + r.IntN(ht/4)
 	for y := range ht {
 		for x := range w {
-			t := float64(x+y) / float64(w+ht)
-			img.SetRGBA(x, y, mix(from, to, t))
-		}
-	}
-	horizon := ht/2 + r.IntN(ht/4)
-	band := randomColour(r)
-	for y := horizon; y < ht; y++ {
-		for x := range w {
-			img.SetRGBA(x, y, mix(img.RGBAAt(x, y), band, 0.45))
+			c := mix(from, to, (x+y)*256/(w+ht))
+			if y >= horizon {
+				c = mix(c, band, 115)
+			}
+			put(img, x, y, c)
 		}
 	}
 	for range 2 + r.IntN(4) {
@@ -54,9 +52,8 @@ func makePicture(key string, n int, asJPEG bool) (picture, error) {
 		c := randomColour(r)
 		for y := max(0, cy-rad); y < min(ht, cy+rad); y++ {
 			for x := max(0, cx-rad); x < min(w, cx+rad); x++ {
-				dx, dy := x-cx, y-cy
-				if dx*dx+dy*dy <= rad*rad {
-					img.SetRGBA(x, y, mix(img.RGBAAt(x, y), c, 0.6))
+				if dx, dy := x-cx, y-cy; dx*dx+dy*dy <= rad*rad {
+					put(img, x, y, mix(img.RGBAAt(x, y), c, 154))
 				}
 			}
 		}
@@ -71,7 +68,8 @@ func makePicture(key string, n int, asJPEG bool) (picture, error) {
 		}
 	} else {
 		p.MimeType = "image/png"
-		if err := png.Encode(&buf, img); err != nil {
+		enc := png.Encoder{CompressionLevel: png.BestSpeed}
+		if err := enc.Encode(&buf, img); err != nil {
 			return picture{}, fmt.Errorf("seed: encode png: %w", err)
 		}
 	}
@@ -83,9 +81,15 @@ func randomColour(r *rand.Rand) color.RGBA {
 	return color.RGBA{uint8(r.IntN(256)), uint8(r.IntN(256)), uint8(r.IntN(256)), 255}
 }
 
-func mix(a, b color.RGBA, t float64) color.RGBA {
-	f := func(x, y uint8) uint8 { return uint8(float64(x)*(1-t) + float64(y)*t) }
+// mix blends b over a by t/256.
+func mix(a, b color.RGBA, t int) color.RGBA {
+	f := func(x, y uint8) uint8 { return uint8((int(x)*(256-t) + int(y)*t) >> 8) }
 	return color.RGBA{f(a.R, b.R), f(a.G, b.G), f(a.B, b.B), 255}
+}
+
+func put(img *image.RGBA, x, y int, c color.RGBA) {
+	i := img.PixOffset(x, y)
+	img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = c.R, c.G, c.B, c.A
 }
 
 // writeObject stores data where the storage surface serves bucket objects from. The path

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -46,7 +45,7 @@ func as(ctx context.Context, pool *pgxpool.Pool, a actor, fn func(pgx.Tx) error)
 // setup creates the accounts, projects and memberships as the owner (no user may create a
 // project or join one), then has each project's lead create its sections and campaign.
 func setup(ctx context.Context, pool *pgxpool.Pool, opts Options) ([]*team, error) {
-	type account struct{ email, name, hash string }
+	type account struct{ email, name string }
 	var accounts []account
 	for _, p := range projects {
 		for _, pr := range []person{p.Lead, p.Editor, p.Reviewer, p.Viewer} {
@@ -55,24 +54,18 @@ func setup(ctx context.Context, pool *pgxpool.Pool, opts Options) ([]*team, erro
 	}
 	accounts = append(accounts, account{email: multiUser.Email, name: multiUser.Name})
 
-	// bcrypt is slow on purpose; hashing the thirteen passwords side by side saves seconds.
-	var wg sync.WaitGroup
-	errs := make([]error, len(accounts))
-	for i := range accounts {
-		wg.Go(func() { accounts[i].hash, errs[i] = hashPassword(opts.Password) })
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	// The demo accounts share one password, so one bcrypt hash (salt included) serves them
+	// all; bcrypt is slow on purpose, and every fresh test database pays for the demo seed.
+	hash, err := hashPassword(opts.Password)
+	if err != nil {
+		return nil, err
 	}
 
 	ids := map[string]string{} // email → id
 	var maxChars map[string]int
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		for _, a := range accounts {
-			id, _, err := insertUser(ctx, tx, a.email, a.name, a.hash)
+			id, _, err := insertUser(ctx, tx, a.email, a.name, hash)
 			if err != nil {
 				return err
 			}
