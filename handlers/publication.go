@@ -78,8 +78,8 @@ func (a *App) detail(c echo.Context, pc *projectContext, p *client.Publication, 
 	if p.Author != nil {
 		m.Author = p.Author.DisplayName
 	}
-	for _, pm := range p.Media {
-		m.Media = append(m.Media, mediaItem(pc.project.Slug, pm))
+	for i, pm := range p.Media {
+		m.Media = append(m.Media, mediaItem(pc.project.Slug, i+1, pm))
 	}
 	have := map[string]bool{}
 	for _, pr := range p.Promos {
@@ -94,9 +94,10 @@ func (a *App) detail(c echo.Context, pc *projectContext, p *client.Publication, 
 	return m
 }
 
-func mediaItem(slug string, pm client.PublicationMedia) pages.MediaItem {
+// mediaItem describes the n-th image (counted from 1 in position order).
+func mediaItem(slug string, n int, pm client.PublicationMedia) pages.MediaItem {
 	md := pm.Media
-	caption := fmt.Sprintf("%d · %s", pm.Position, md.MimeType)
+	caption := fmt.Sprintf("Image %d · %s", n, md.MimeType)
 	if md.Width != nil && md.Height != nil {
 		caption += fmt.Sprintf(" · %d×%d", *md.Width, *md.Height)
 	}
