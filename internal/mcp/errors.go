@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,13 +28,18 @@ func refuse(format string, a ...any) error { return &userError{msg: fmt.Sprintf(
 // addTool registers a typed tool. fn receives the verified caller; whatever it returns as an
 // error reaches the model as a tool error (IsError) worded by toolError, so the model can
 // tell the person what to change rather than retrying blindly.
+//
+// The output schema is inferred from Out and advertised, but the result is marshalled here
+// rather than by the SDK: its generic path re-parses and validates every result against the
+// schema, which costs more than the REST call behind a small read, and a value built from Out
+// matches Out's schema by construction.
 func addTool[In, Out any](s *Server, t *sdk.Tool, schema *jsonschema.Schema, fn func(context.Context, identity, In) (Out, error)) {
 	t.InputSchema = schema
-	sdk.AddTool(s.mcp, t, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
-		var zero Out
+	t.OutputSchema = outputSchema[Out]()
+	sdk.AddTool(s.mcp, t, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {
 		id, err := caller(req)
 		if err != nil {
-			return nil, zero, err
+			return nil, nil, err
 		}
 		start := time.Now()
 		out, err := fn(ctx, id, in)
@@ -53,9 +59,18 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, schema *jsonschema.Schema, fn 
 			slog.String("outcome", outcome),
 			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
 		if err != nil {
-			return nil, zero, err
+			return nil, nil, err
 		}
-		return nil, out, nil
+		b, err := json.Marshal(out)
+		if err != nil {
+			return nil, nil, fmt.Errorf("mcp: encode %s result: %w", t.Name, err)
+		}
+		// The text block repeats the JSON for clients that read only content, as the spec
+		// suggests for structured results.
+		return &sdk.CallToolResult{
+			Content:           []sdk.Content{&sdk.TextContent{Text: string(b)}},
+			StructuredContent: json.RawMessage(b),
+		}, nil, nil
 	})
 }
 

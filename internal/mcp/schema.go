@@ -28,6 +28,15 @@ func schema[T any](edit func(props map[string]*jsonschema.Schema)) *jsonschema.S
 	return s
 }
 
+// outputSchema infers the schema of a tool's result type.
+func outputSchema[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: output schema: %v", err))
+	}
+	return s
+}
+
 // isUUID reports whether s is a UUID in its canonical text form.
 func isUUID(s string) bool {
 	if len(s) != 36 {
