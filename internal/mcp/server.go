@@ -27,10 +27,10 @@ const (
 	defaultRESTTimeout = 15 * time.Second
 )
 
-// Authenticator decides who an /mcp request is from its Authorization header. *auth.Service
-// satisfies it: Caller verifies the token's signature and claims and checks that its session
-// is still alive, so a signed-out or revoked token is refused here with 401 rather than
-// failing later inside a tool.
+// Authenticator decides who an /mcp request is from its Authorization header. Two kinds fit:
+// TokenVerifier (offline: signature and claims), which internal/server uses, and
+// *auth.Service, whose Caller also looks the session up, refusing a signed-out token at
+// /mcp itself at the price of a database transaction per request.
 type Authenticator interface {
 	Caller(r *http.Request) (pg.Caller, error)
 }
@@ -49,7 +49,8 @@ type Config struct {
 	// Auth checks bearer tokens.
 	Auth Authenticator
 	// InvalidToken is the error Auth wraps when it refuses a token (auth.ErrInvalidToken); such
-	// requests are answered 401, any other Auth error is an outage (500, cause logged).
+	// requests are answered 401, any other Auth error is an outage (500, cause logged). Nil
+	// makes every refusal a 401.
 	InvalidToken error
 	// HTTPClient carries the REST calls; nil means a pooled client with a 15 s timeout.
 	HTTPClient *http.Client
@@ -141,9 +142,6 @@ Start with list_projects to learn the projects, your role in each and their coll
 
 // Handler serves /mcp (token required) for use outside Echo.
 func (s *Server) Handler() http.Handler { return s.handler }
-
-// MetadataHandler serves the protected-resource metadata document.
-func (s *Server) MetadataHandler() http.Handler { return s.metadata }
 
 // Mount adds /mcp and both metadata documents to e. None asks for the publishable key: MCP
 // clients never hold it.
