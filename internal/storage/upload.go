@@ -98,26 +98,39 @@ func (h *Handler) upload(c echo.Context) error {
 	}
 
 	var id string
-	attempted := false
+	stored := false
 	err := h.insertMedia(ctx, caller, m, func(rowID string) error {
 		id = rowID
 		if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
-		attempted = true
-		return h.opts.Backend.Put(ctx, key, tmp, m.bytes, m.mime)
+		if err := h.opts.Backend.Put(ctx, key, tmp, m.bytes, m.mime); err != nil {
+			// A failed Put may still have stored the object (an S3 answer lost on the way
+			// back). Undo it now, while our uncommitted row makes any other upload of this
+			// key wait, so we cannot delete the object of an upload that follows.
+			h.removeObject(ctx, key)
+			return err
+		}
+		stored = true
+		return nil
 	})
 	if err != nil {
-		// A failed Put may still have stored the object (an S3 answer lost on the way back),
-		// so any attempt is undone. The key is ours to delete: the insert proved no row has it.
-		if attempted {
-			if derr := h.opts.Backend.Delete(context.WithoutCancel(ctx), key); derr != nil {
-				h.log.ErrorContext(ctx, "storage: remove object after failed commit", "key", key, "err", derr)
-			}
+		// The commit failed after the object was stored. Our row is gone, so another upload
+		// of the key could slip in before this Delete and lose its object: a window that
+		// opens only on a failed COMMIT and lasts one Delete.
+		if stored {
+			h.removeObject(ctx, key)
 		}
 		return writeError(c, h.refusal(ctx, err))
 	}
 	return c.JSON(http.StatusOK, map[string]string{"Id": id, "Key": Bucket + "/" + key})
+}
+
+// removeObject deletes an object whose row will not exist, even if the request was cancelled.
+func (h *Handler) removeObject(ctx context.Context, key string) {
+	if err := h.opts.Backend.Delete(context.WithoutCancel(ctx), key); err != nil {
+		h.log.ErrorContext(ctx, "storage: remove object of failed upload", "key", key, "err", err)
+	}
 }
 
 // insertMedia inserts m as caller. With then == nil it is a probe: the insert is rolled back and
