@@ -158,8 +158,8 @@ func (s *Server) searchPublications(ctx context.Context, id identity, in searchI
 	}
 	q := client.From("publications").Order(order).Count()
 	sel := pubColumns + "," + authorEmbed
-	sel += "," + s.scope(q, "project", in.Project, "project_id", "project:projects", "slug,name")
-	sel += "," + s.scope(q, "collection", in.Collection, "collection_id", "collection:collections", "id,slug,name")
+	sel += "," + scope(q, "project", in.Project, "project_id", "project:projects", "slug,name")
+	sel += "," + scope(q, "collection", in.Collection, "collection_id", "collection:collections", "id,slug,name")
 	q.Select(sel)
 	switch len(in.Status) {
 	case 0:
@@ -191,7 +191,7 @@ func (s *Server) searchPublications(ctx context.Context, id identity, in searchI
 // scope filters q to one project or collection given by id or slug and returns the embed to
 // select for it. A slug is matched through an inner embed (rows without a match drop out),
 // so no extra request is needed to resolve it.
-func (s *Server) scope(q *client.Query, alias, value, idColumn, embed, columns string) string {
+func scope(q *client.Query, alias, value, idColumn, embed, columns string) string {
 	switch {
 	case value == "":
 		return embed + "(" + columns + ")"
@@ -433,7 +433,7 @@ func (s *Server) reviewQueue(ctx context.Context, id identity, in queueIn) (Queu
 		Range(0, pageSize(in.Limit)).
 		Count()
 	q.Select(pubColumns + "," + authorEmbed + "," + collectionEmbed + "," +
-		s.scope(q, "project", in.Project, "project_id", "project:projects", "slug,name") + "," +
+		scope(q, "project", in.Project, "project_id", "project:projects", "slug,name") + "," +
 		"status_events(to_status,note,created_at,actor:profiles!actor_id(display_name))")
 	var rows []pubRow
 	res, err := s.api.Get(ctx, id.token, q, &rows)
@@ -470,7 +470,7 @@ func (s *Server) listSchedule(ctx context.Context, id identity, in scheduleIn) (
 	limit := pageSize(in.Limit)
 	q := client.From("publications").Eq("status", "scheduled").Order("scheduled_for.asc,id.asc").Range(0, limit)
 	q.Select(pubColumns + "," + authorEmbed + "," + collectionEmbed + "," +
-		s.scope(q, "project", in.Project, "project_id", "project:projects", "slug,name"))
+		scope(q, "project", in.Project, "project_id", "project:projects", "slug,name"))
 	if err := timeRange(q, "scheduled_for", in.From, in.To); err != nil {
 		return ScheduleOut{}, err
 	}
@@ -484,7 +484,7 @@ func (s *Server) listSchedule(ctx context.Context, id identity, in scheduleIn) (
 	}
 	q = client.From("publications").Eq("status", "approved").Order("updated_at.desc,id.desc").Range(0, limit)
 	q.Select(pubColumns + "," + authorEmbed + "," + collectionEmbed + "," +
-		s.scope(q, "project", in.Project, "project_id", "project:projects", "slug,name"))
+		scope(q, "project", in.Project, "project_id", "project:projects", "slug,name"))
 	var approved []pubRow
 	if _, err := s.api.Get(ctx, id.token, q, &approved); err != nil {
 		return ScheduleOut{}, err
