@@ -46,7 +46,11 @@ func (q *sqlb) level(n *node, alias, parent, source string, rootOfWrite bool) {
 		}
 		q.outItem(o, alias)
 		q.WriteString(" AS ")
-		q.WriteString(quoteIdent(o.name))
+		if o.embed == nil && o.name == o.col.Name {
+			q.WriteString(o.col.quoted) // the common case, quoted once in the cache
+		} else {
+			q.WriteString(quoteIdent(o.name))
+		}
 	}
 	if source == "" {
 		source = n.table.quoted

@@ -1,8 +1,8 @@
 package rest
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -54,14 +54,21 @@ func (h *Handler) callerFor(rq *request) pg.Caller {
 // headersJSON renders request.headers as PostgREST does: one JSON object
 // with lower-case names and the first value of each header.
 func headersJSON(h http.Header) string {
-	m := make(map[string]string, len(h))
+	var b bytes.Buffer
+	b.WriteByte('{')
 	for k, v := range h {
-		if len(v) > 0 {
-			m[lowerASCII(k)] = v[0]
+		if len(v) == 0 {
+			continue
 		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		writeJSONString(&b, lowerASCII(k))
+		b.WriteByte(':')
+		writeJSONString(&b, v[0])
 	}
-	b, _ := json.Marshal(m)
-	return string(b)
+	b.WriteByte('}')
+	return b.String()
 }
 
 func lowerASCII(s string) string {

@@ -37,7 +37,7 @@ func orderTerm(s *scanner) (OrderTerm, *Error) {
 	var t OrderTerm
 	start := s.pos
 	s.skipWS()
-	if rel, err := s.fieldName(); err == nil && s.accept("(") {
+	if rel, ok := s.tryFieldName(); ok && s.accept("(") {
 		f, err := s.field()
 		if err != nil {
 			return t, err

@@ -152,6 +152,13 @@ func (root *node) applyQuery(q *Query) *Error {
 }
 
 func (s *Schema) planSelect(n *node, items []SelectItem, depth int) *Error {
+	size := len(items)
+	for _, it := range items {
+		if it.Star {
+			size += len(n.table.Columns)
+		}
+	}
+	n.out = make([]outItem, 0, size)
 	for _, it := range items {
 		switch {
 		case it.Star:

@@ -111,6 +111,7 @@ func (h *Handler) window(rq *request, root *node) error {
 // through Go one by one.
 func buildRead(root *node, count string, maxRows int64, withBody bool) *sqlb {
 	q := &sqlb{}
+	q.Grow(2048)
 	q.WriteString("SELECT ")
 	switch count {
 	case "exact":

@@ -108,19 +108,43 @@ func (s *scanner) fieldName() (string, *Error) {
 	if s.peek() == '"' {
 		return s.quoted()
 	}
+	start := s.pos
+	name, ok := s.tryFieldName()
+	if !ok {
+		if s.pos == start {
+			return "", s.fail(expFieldName)
+		}
+		return "", s.fail("letter", "digit")
+	}
+	return name, nil
+}
+
+// tryFieldName is fieldName for speculative parsing (is this an alias, an
+// embed?): it reports failure without building an error. On failure the
+// position is where reading stopped.
+func (s *scanner) tryFieldName() (string, bool) {
+	if s.peek() == '"' {
+		start := s.pos
+		name, err := s.quoted()
+		if err != nil {
+			s.pos = start
+			return "", false
+		}
+		return name, true
+	}
 	name, ok := s.identifier()
 	if !ok {
-		return "", s.fail(expFieldName)
+		return "", false
 	}
 	for s.peek() == '-' && !strings.HasPrefix(s.src[s.pos+1:], ">") {
 		s.pos++
 		part, ok := s.identifier()
 		if !ok {
-			return "", s.fail("letter", "digit")
+			return "", false
 		}
 		name += "-" + part
 	}
-	return name, nil
+	return name, true
 }
 
 // identifier reads letters, digits, '_', '$' and spaces, trimmed of spaces,

@@ -92,8 +92,8 @@ func selectEnd(s *scanner) bool { return s.eof() || s.peek() == ',' || s.peek() 
 // leaves the input untouched.
 func selectAlias(s *scanner) string {
 	start := s.pos
-	name, err := s.fieldName()
-	if err == nil && s.peek() == ':' && !s.hasPrefix("::") {
+	name, ok := s.tryFieldName()
+	if ok && s.peek() == ':' && !s.hasPrefix("::") {
 		s.pos++
 		s.skipWS()
 		return name
@@ -106,8 +106,8 @@ func selectAlias(s *scanner) string {
 // with nothing reported, when the input is not an embed.
 func selectEmbed(s *scanner, depth int) (SelectItem, bool, *Error) {
 	alias := selectAlias(s)
-	rel, err := s.fieldName()
-	if err != nil {
+	rel, ok := s.tryFieldName()
+	if !ok {
 		return SelectItem{}, false, nil
 	}
 	e := &Embed{Relation: rel}
@@ -116,8 +116,8 @@ func selectEmbed(s *scanner, depth int) (SelectItem, bool, *Error) {
 			break
 		}
 		s.pos++
-		p, err := s.fieldName()
-		if err != nil {
+		p, ok := s.tryFieldName()
+		if !ok {
 			return SelectItem{}, false, nil
 		}
 		switch {
