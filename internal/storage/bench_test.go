@@ -129,7 +129,8 @@ func BenchmarkDownloadParts(b *testing.B) {
 	}
 	parallel := func(b *testing.B, fn func() error) {
 		b.SetParallelism((16 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
-		start := time.Now()
+		b.ResetTimer()
+		start, cpu0 := time.Now(), processCPU()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				if err := fn(); err != nil {
@@ -139,9 +140,19 @@ func BenchmarkDownloadParts(b *testing.B) {
 			}
 		})
 		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+		b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/req")
 	}
 	b.Run("auth.Caller", func(b *testing.B) {
 		parallel(b, func() error { _, err := ev.auth.Caller(hr); return err })
+	})
+	b.Run("Disk.Open", func(b *testing.B) {
+		parallel(b, func() error {
+			obj, err := d.Open(context.Background(), "proj-a/photo.png")
+			if err == nil {
+				obj.Body.Close()
+			}
+			return err
+		})
 	})
 	b.Run("visibleMime", func(b *testing.B) {
 		parallel(b, func() error {
