@@ -233,6 +233,11 @@ func TestReads(t *testing.T) {
 				t.Errorf("Content-Range = %q", cr)
 			}
 		}},
+		{"planned count with a filter", call{user: "editorA", path: "/publications?select=title&status=eq.reviewing", header: map[string]string{"Prefer": "count=planned"}}, 0, func(t *testing.T, f *fixture, r reply) {
+			if cr := r.header.Get("Content-Range"); !strings.HasPrefix(cr, "0-1/") || strings.HasSuffix(cr, "*") {
+				t.Errorf("Content-Range = %q", cr)
+			}
+		}},
 		{"estimated count under max rows is exact", call{user: "editorA", path: "/publications?select=title&limit=1", header: map[string]string{"Prefer": "count=estimated"}}, 206, func(t *testing.T, f *fixture, r reply) {
 			if cr := r.header.Get("Content-Range"); cr != "0-0/4" {
 				t.Errorf("Content-Range = %q", cr)
