@@ -21,7 +21,7 @@ import (
 // are written only by the approve/request_changes RPCs, so bulk rows carry reviewers' comment
 // reviews instead of verdicts.
 //
-// A generated row's slug is bulk-<n>-<subject>, and n decides its final status (bulkEnd), so
+// A generated row's slug is bulk-<n>-<subject>, and n decides its final status (bulkEnds), so
 // every step can pick its rows in SQL through the queue index instead of shipping id lists.
 
 // bulkMix is the share, in percent, of generated publications ending in each status: over a
@@ -58,7 +58,7 @@ const bulkBatch = 10_000
 // bulkN is a generated row's number, read back from its slug.
 const bulkN = `split_part(p.slug, '-', 2)::int`
 
-// bulkEndSQL is bulkEnd in SQL; $2 is bulkEnds().
+// bulkEndSQL is a generated row's final status; $2 must be bulkEnds().
 const bulkEndSQL = `($2::text[])[1 + (` + bulkN + ` * 37) % 100]`
 
 // bulkAngles combine with a project's subjects into titles.

@@ -366,10 +366,11 @@ func checkStatuses(t *testing.T, conn *pgx.Conn, min int) {
 }
 
 // checkHistory asserts that every publication's audit is one unbroken chain from draft to its
-// current status, made by named users; via, when not empty, is the only channel allowed.
+// current status, each move made by a named member whose role allows it; via, when not empty,
+// is the only channel allowed.
 func checkHistory(t *testing.T, conn *pgx.Conn, via string) {
 	t.Helper()
-	var broken, anonymous, wrongVia, draftsWithout, noIntent int
+	var broken, anonymous, wrongVia, draftsWithout, noIntent, unentitled int
 	err := conn.QueryRow(context.Background(), `
 		with chain as (
 		  select p.id, p.status, e.from_status, e.to_status, e.actor_id, e.via, e.intent,
@@ -382,14 +383,18 @@ func checkHistory(t *testing.T, conn *pgx.Conn, via string) {
 		  (select count(*) from chain where $1 <> '' and via <> $1),
 		  (select count(*) from public.publications p where p.status <> 'draft'
 		     and not exists (select 1 from public.status_events e where e.publication_id = p.id)),
-		  (select count(*) from chain where intent is null or intent = '')`, via).
-		Scan(&broken, &anonymous, &wrongVia, &draftsWithout, &noIntent)
+		  (select count(*) from chain where intent is null or intent = ''),
+		  (select count(*) from public.status_events e
+		     join app.transitions tr on tr.from_status = e.from_status and tr.to_status = e.to_status
+		     left join public.project_members m on m.project_id = e.project_id and m.user_id = e.actor_id
+		     where m.role is null or not m.role = any (tr.roles))`, via).
+		Scan(&broken, &anonymous, &wrongVia, &draftsWithout, &noIntent, &unentitled)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if broken+anonymous+wrongVia+draftsWithout+noIntent != 0 {
-		t.Errorf("audit: %d broken links, %d without actor, %d not via %q, %d moved without events, %d without intent",
-			broken, anonymous, wrongVia, via, draftsWithout, noIntent)
+	if broken+anonymous+wrongVia+draftsWithout+noIntent+unentitled != 0 {
+		t.Errorf("audit: %d broken links, %d without actor, %d not via %q, %d moved without events, %d without intent, %d by a role not entitled to the move",
+			broken, anonymous, wrongVia, via, draftsWithout, noIntent, unentitled)
 	}
 }
 
