@@ -140,11 +140,18 @@ func Run(ctx context.Context, ownerURL string, opts Options) (Summary, error) {
 
 // openPool connects as the owner. Each project is seeded on its own connection, so the pool
 // holds one per project plus one for the surrounding work.
+//
+// Two session settings suit a seed and nothing else: JIT is off because the bulk statements
+// are large enough to trigger compilation yet spend their time in per-row triggers it cannot
+// speed up, and commits do not wait for the disk, because a seed cut short by a crash is
+// redone on a fresh database anyway.
 func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("seed: parse database url: %w", err)
 	}
+	cfg.ConnConfig.RuntimeParams["jit"] = "off"
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	cfg.MaxConns = int32(len(projects) + 1)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
