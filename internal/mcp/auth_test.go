@@ -137,3 +137,21 @@ func TestTokenVerifier(t *testing.T) {
 		t.Fatalf("forged token: %v", err)
 	}
 }
+
+// TestPreflight checks a browser-based client may call /mcp cross-origin with its token and
+// read the challenge.
+func TestPreflight(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	req := httptest.NewRequest(http.MethodOptions, "/mcp", nil)
+	req.Header.Set("Origin", "https://inspector.example")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, req)
+	h := rec.Header()
+	if rec.Code != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != "*" ||
+		!strings.Contains(h.Get("Access-Control-Allow-Headers"), "Authorization") ||
+		!strings.Contains(h.Get("Access-Control-Expose-Headers"), "WWW-Authenticate") {
+		t.Fatalf("preflight: %d %v", rec.Code, h)
+	}
+}
