@@ -279,10 +279,11 @@ func (h *Handler) insert(c echo.Context) error {
 	} else {
 		q.WriteString(" ")
 	}
-	for _, k := range []string{"resolution", "missing"} {
-		if v := map[string]string{"resolution": pf.Resolution, "missing": pf.Missing}[k]; v != "" {
-			pf.Apply(k, v)
-		}
+	if pf.Resolution != "" {
+		pf.Apply("resolution", pf.Resolution)
+	}
+	if pf.Missing != "" {
+		pf.Apply("missing", pf.Missing)
 	}
 	return h.finishWrite(rq, root, q, returning, http.StatusCreated)
 }
