@@ -36,10 +36,14 @@ type stack struct {
 
 // newStack starts the service on a fresh database, seeds the demo projects, and starts a
 // dashboard against it.
-func newStack(t testing.TB) *stack {
+func newStack(t testing.TB) *stack { return newStackWith(t, 0) }
+
+// newStackWith seeds publications per project (0: the hand-made demo set only).
+func newStackWith(t testing.TB, publications int) *stack {
 	t.Helper()
 	env := servertest.New(t, nil)
-	if _, err := seed.Run(context.Background(), env.DB.OwnerURL, seed.Options{MediaDir: env.Config.StorageDir}); err != nil {
+	opts := seed.Options{MediaDir: env.Config.StorageDir, Publications: publications}
+	if _, err := seed.Run(context.Background(), env.DB.OwnerURL, opts); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	s := &stack{env: env, clock: &fakeClock{}, calls: &atomic.Int64{}}

@@ -13,8 +13,12 @@ import (
 	"masthead/views/pages"
 )
 
-// scheduleLimit bounds one schedule page; a project plans far fewer publications than this.
-const scheduleLimit = 500
+// scheduleLimit bounds one schedule page: the scheduled publications of the window first, then
+// the approved ones waiting for a date.
+const scheduleLimit = 200
+
+// agendaWeeks is how far ahead the agenda looks.
+const agendaWeeks = 8
 
 // scheduleAll is GET /schedule: every project of the person.
 func (a *App) scheduleAll(c echo.Context) error { return a.schedule(c, "") }
@@ -30,17 +34,27 @@ func (a *App) schedule(c echo.Context, slug string) error {
 	if err != nil {
 		return a.fail(c, err)
 	}
-	f := client.ScheduleFilter{Limit: scheduleLimit}
 	byID := map[string]*client.Project{}
 	for i := range pc.all {
 		byID[pc.all[i].ID] = &pc.all[i]
 	}
 	heading, base, ret := "Schedule of all projects", "/schedule", "schedule-all"
+	f := client.ScheduleFilter{Limit: scheduleLimit}
 	if pc.project != nil {
 		f.ProjectIDs = []string{pc.project.ID}
 		heading, base, ret = "Schedule · "+pc.project.Name, scheduleURL(pc.project.Slug), "schedule"
 	} else {
 		pc.clock = newClock(commonTimezone(pc.all), a.now())
+	}
+	k := pc.clock
+	month := c.QueryParam("view") == "month"
+	first := monthStart(c.QueryParam("month"), k)
+	if month {
+		f.From, f.To = first.AddDate(0, 0, -7), first.AddDate(0, 1, 7)
+	} else {
+		now := k.now.In(k.loc)
+		f.From = time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, k.loc)
+		f.To = f.From.AddDate(0, 0, 7*agendaWeeks)
 	}
 	var rows []client.Publication
 	err = a.call(c, func(token string) error {
@@ -51,14 +65,13 @@ func (a *App) schedule(c echo.Context, slug string) error {
 	if err != nil {
 		return a.fail(c, err)
 	}
-	k := pc.clock
 	m := pages.ScheduleModel{
 		Page:      a.frameSection(c, heading, pc, "schedule"),
 		Heading:   heading,
 		Timezone:  k.zoneName(),
 		AgendaURL: base,
 		MonthURL:  base + "?view=month",
-		Empty:     "Nothing is scheduled.",
+		Empty:     "Nothing is scheduled in the next " + strconv.Itoa(agendaWeeks) + " weeks.",
 	}
 	csrf := str(stateOf(c).sess, keyCSRF)
 	var scheduled []pages.ScheduleItem
@@ -88,8 +101,8 @@ func (a *App) schedule(c echo.Context, slug string) error {
 		scheduled = append(scheduled, it)
 		days = append(days, time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, k.loc))
 	}
-	if c.QueryParam("view") == "month" {
-		m.Month = monthGrid(c.QueryParam("month"), base, k, scheduled, days)
+	if month {
+		m.Month = monthGrid(first, base, k, scheduled, days)
 	} else {
 		m.Days = agenda(k, scheduled, days)
 	}
@@ -140,13 +153,18 @@ func agenda(k clock, items []pages.ScheduleItem, days []time.Time) []pages.Sched
 	return out
 }
 
-// monthGrid lays the month (yyyy-mm, default the current one) out in weeks from Monday.
-func monthGrid(month, base string, k clock, items []pages.ScheduleItem, days []time.Time) *pages.MonthGrid {
-	now := k.now.In(k.loc)
-	first := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, k.loc)
+// monthStart is the first day of month (yyyy-mm), or of the current month.
+func monthStart(month string, k clock) time.Time {
 	if t, err := time.ParseInLocation("2006-01", month, k.loc); err == nil {
-		first = t
+		return t
 	}
+	now := k.now.In(k.loc)
+	return time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, k.loc)
+}
+
+// monthGrid lays the month starting at first out in weeks from Monday.
+func monthGrid(first time.Time, base string, k clock, items []pages.ScheduleItem, days []time.Time) *pages.MonthGrid {
+	now := k.now.In(k.loc)
 	link := func(t time.Time) string {
 		return base + "?" + url.Values{"view": {"month"}, "month": {t.Format("2006-01")}}.Encode()
 	}

@@ -117,9 +117,10 @@ func (c *Client) Publication(ctx context.Context, accessToken, projectID, id str
 }
 
 // ScheduleFilter selects what the schedule shows: approved publications waiting for a date and
-// scheduled ones, in the given projects (all of the caller's when empty).
+// those scheduled in [From, To), in the given projects (all of the caller's when empty).
 type ScheduleFilter struct {
 	ProjectIDs []string
+	From, To   time.Time
 	Limit      int
 }
 
@@ -129,7 +130,8 @@ func (c *Client) Schedule(ctx context.Context, accessToken string, f ScheduleFil
 	q := From("publications").
 		Select("id,project_id,title,slug,status,version,created_at,updated_at,scheduled_for,"+
 			"author:profiles!author_id(display_name),collection:collections(id,name)").
-		In("status", "approved", "scheduled").
+		Or("status.eq.approved,and(status.eq.scheduled,scheduled_for.gte."+Quote(f.From.UTC().Format(time.RFC3339))+
+			",scheduled_for.lt."+Quote(f.To.UTC().Format(time.RFC3339))+")").
 		Order("scheduled_for.asc.nullslast,updated_at.desc").
 		Range(0, f.Limit)
 	if len(f.ProjectIDs) > 0 {

@@ -1,0 +1,90 @@
+package handlers_test
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// benchPublications is the size of each demo project in the page benchmark.
+const benchPublications = 10_000
+
+// benchUsers is how many people use the dashboard at once.
+const benchUsers = 20
+
+// BenchmarkPages measures the server time of the queue and the detail page as people see it
+// (dashboard, its calls to the service, PostgreSQL) with benchPublications per project and
+// benchUsers signed-in people requesting pages at once, each in their own session. It reports
+// the median and the 95th percentile per page and the service calls each page makes.
+//
+//	go test ./handlers -run '^$' -bench Pages -benchtime 2000x
+func BenchmarkPages(b *testing.B) {
+	s := newStackWith(b, benchPublications)
+	emails := []string{"lead@northwind.test", "editor@northwind.test", "reviewer@northwind.test", "viewer@northwind.test", "multi@masthead.test"}
+	people := make([]*browser, benchUsers)
+	for i := range people {
+		people[i] = s.browser(b)
+		people[i].login(emails[i%len(emails)])
+	}
+	ids := s.pubs(b, "northwind", "reviewing")
+	var total int
+	if err := s.env.DB.Owner(b).QueryRow(b.Context(), `select count(*) from publications p join projects j on j.id = p.project_id where j.slug = 'northwind'`).Scan(&total); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("northwind has %d publications, %d in review", total, len(ids))
+
+	pagesToRun := []struct {
+		name string
+		path func(i int) string
+	}{
+		{"queue", func(i int) string { return "/p/northwind/queue" }},
+		{"queue-filtered", func(i int) string { return fmt.Sprintf("/p/northwind/queue?status=all&q=the&page=%d", 1+i%20) }},
+		{"detail", func(i int) string { return "/p/northwind/publications/" + ids[i%len(ids)].id }},
+	}
+	for _, pg := range pagesToRun {
+		b.Run(pg.name, func(b *testing.B) {
+			s.calls.Store(0)
+			var mu sync.Mutex
+			lat := make([]time.Duration, 0, b.N)
+			var next atomic.Int64
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for u := range benchUsers {
+				wg.Go(func() {
+					for {
+						i := int(next.Add(1)) - 1
+						if i >= b.N {
+							return
+						}
+						start := time.Now()
+						p := people[u].get(pg.path(i))
+						d := time.Since(start)
+						if p.status != http.StatusOK {
+							b.Errorf("%s: %d", pg.path(i), p.status)
+							return
+						}
+						mu.Lock()
+						lat = append(lat, d)
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			slices.Sort(lat)
+			if len(lat) == 0 {
+				return
+			}
+			pct := func(q float64) float64 {
+				return float64(lat[min(len(lat)-1, int(q*float64(len(lat))))].Microseconds()) / 1000
+			}
+			b.ReportMetric(pct(0.50), "p50_ms")
+			b.ReportMetric(pct(0.95), "p95_ms")
+			b.ReportMetric(float64(s.calls.Load())/float64(len(lat)), "calls/page")
+		})
+	}
+}
