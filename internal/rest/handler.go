@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -178,5 +179,12 @@ func (h *Handler) fail(c echo.Context, err error) error {
 		c.Response().Header().Set("WWW-Authenticate", www)
 	}
 	body, _ := e.MarshalJSON()
-	return c.Blob(e.Status, mediaJSON+"; charset=utf-8", body)
+	return blob(c, e.Status, mediaJSON+"; charset=utf-8", body)
+}
+
+// blob writes a body with its length, so a response is sent in one piece
+// rather than chunked.
+func blob(c echo.Context, status int, ctype string, body []byte) error {
+	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
+	return c.Blob(status, ctype, body)
 }

@@ -202,7 +202,7 @@ func (h *Handler) respondRows(rq *request, offset int64, res result, status int,
 		hdr.Set(echo.HeaderContentType, ctype)
 		return c.NoContent(status)
 	}
-	return c.Blob(status, ctype, body)
+	return blob(c, status, ctype, body)
 }
 
 func errSingular(n int64) *Error {

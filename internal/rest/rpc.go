@@ -114,7 +114,7 @@ func (h *Handler) rpc(c echo.Context) error {
 			c.Response().Header().Set(echo.HeaderContentType, ctype)
 			return c.NoContent(http.StatusOK)
 		}
-		return c.Blob(http.StatusOK, ctype, res.body)
+		return blob(c, http.StatusOK, ctype, res.body)
 	}
 	var offset int64
 	if root != nil {

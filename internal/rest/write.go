@@ -341,7 +341,7 @@ func (h *Handler) finishWrite(rq *request, root *node, q *sqlb, returning bool, 
 		if rq.single {
 			ctype, body = mediaObject+"; charset=utf-8", unwrapArray(body)
 		}
-		return c.Blob(okStatus, ctype, body)
+		return blob(c, okStatus, ctype, body)
 	case "headers-only":
 		if loc := location(rq.path, root.table, res.body); loc != "" {
 			hdr.Set("Location", loc)
