@@ -49,6 +49,10 @@ type PromoOut struct {
 	URL     string `json:"url" jsonschema:"the publication's page, where promos are shown"`
 }
 
+// errNoPromoRole words row-level security's refusal of a promo write (an insert's policy
+// violation, an update that matches no row) in terms of roles.
+var errNoPromoRole = refuse("Not allowed: your role cannot write promos in this project; editors, leads and owners can.")
+
 // promoRow is a promos row as REST returns it.
 type promoRow struct {
 	ID      string  `json:"id"`
@@ -59,7 +63,7 @@ type promoRow struct {
 
 func (s *Server) upsertPromo(ctx context.Context, id identity, in promoIn) (PromoOut, error) {
 	if strings.TrimSpace(in.Body) == "" {
-		return PromoOut{}, refuse("body is required: write the post text")
+		return PromoOut{}, refuse("Invalid request: body is required; write the post text.")
 	}
 	// Reading the publication first turns "cannot see it" into a clear not-found, instead of
 	// the row-level-security refusal an insert would meet.
@@ -97,6 +101,9 @@ func (s *Server) upsertPromo(ctx context.Context, id identity, in promoIn) (Prom
 	if created {
 		fields["publication_id"], fields["channel"] = in.PublicationID, in.Channel
 		err = s.write(ctx, id, http.MethodPost, "promos", nil, fields, &row)
+		if client.StatusOf(err) == http.StatusForbidden {
+			return PromoOut{}, errNoPromoRole
+		}
 		if client.StatusOf(err) == http.StatusConflict {
 			// Someone created it between our read and this insert: update theirs instead.
 			if again, ferr := s.findPromo(ctx, id, in.PublicationID, in.Channel); ferr == nil && again != nil {
@@ -110,7 +117,7 @@ func (s *Server) upsertPromo(ctx context.Context, id identity, in promoIn) (Prom
 		err = s.write(ctx, id, http.MethodPatch, "promos", url.Values{"id": {"eq." + existing.ID}}, fields, &row)
 		if client.StatusOf(err) == http.StatusNotAcceptable {
 			// Row-level security hides the row from UPDATE, so no row matched.
-			return PromoOut{}, refuse("Not allowed: your role cannot edit promos in this project; editors, leads and owners can.")
+			return PromoOut{}, errNoPromoRole
 		}
 	}
 	if err != nil {

@@ -65,7 +65,7 @@ func parseTime(arg, s string, endOfDay bool) (time.Time, error) {
 	}
 	d, err := time.Parse(time.DateOnly, s)
 	if err != nil {
-		return time.Time{}, refuse("%s must be a date (2026-05-01) or an RFC 3339 time (2026-05-01T09:00:00Z); got %q", arg, s)
+		return time.Time{}, refuse("Invalid request: %s must be a date (2026-05-01) or an RFC 3339 time (2026-05-01T09:00:00Z); got %q", arg, s)
 	}
 	if endOfDay {
 		d = d.AddDate(0, 0, 1)

@@ -50,7 +50,7 @@ type requiredNoteArgs struct {
 
 func (a requiredNoteArgs) args() (map[string]any, error) {
 	if strings.TrimSpace(a.Note) == "" {
-		return nil, refuse("note is required: say what needs to change")
+		return nil, refuse("Invalid request: note is required; say what needs to change.")
 	}
 	m := map[string]any{"publication_id": a.PublicationID, "note": a.Note}
 	withVersion(m, a.ExpectedVersion)
@@ -66,7 +66,7 @@ type scheduleArgs struct {
 func (a scheduleArgs) args() (map[string]any, error) {
 	t, err := time.Parse(time.RFC3339, a.ScheduledFor)
 	if err != nil {
-		return nil, refuse("scheduled_for must be an RFC 3339 time with a date, time and offset, e.g. 2026-05-01T09:00:00Z; got %q", a.ScheduledFor)
+		return nil, refuse("Invalid request: scheduled_for must be an RFC 3339 time with a date, time and offset, e.g. 2026-05-01T09:00:00Z; got %q", a.ScheduledFor)
 	}
 	m := map[string]any{"publication_id": a.PublicationID, "scheduled_for": t.Format(time.RFC3339)}
 	withVersion(m, a.ExpectedVersion)
@@ -232,7 +232,7 @@ type ReviewOut struct {
 
 func (s *Server) addReview(ctx context.Context, id identity, in reviewArgs) (ReviewOut, error) {
 	if strings.TrimSpace(in.Note) == "" {
-		return ReviewOut{}, refuse("note is required: write the comment")
+		return ReviewOut{}, refuse("Invalid request: note is required; write the comment.")
 	}
 	r, err := s.api.AddReview(ctx, id.token, in.PublicationID, in.Note)
 	if err != nil {
