@@ -346,3 +346,34 @@ func TestSignedOut(t *testing.T) {
 		t.Fatalf("after sign-out: IsError=%v %q", r.IsError, text(r))
 	}
 }
+
+// TestTwoProjects acts as someone who is a reviewer in one project and a lead in the other:
+// they see both, with the role each grants, and may schedule only where they lead.
+func TestTwoProjects(t *testing.T) {
+	s := newStack(t)
+	multi := s.env.CreateUser(t, "multi@mcp.test", password).ID
+	if _, err := s.env.DB.Owner(t).Exec(context.Background(), `insert into project_members (project_id, user_id, role)
+		values ($1, $3, 'reviewer'), ($2, $3, 'lead')`, s.projA, s.projB, multi); err != nil {
+		t.Fatal(err)
+	}
+	sess := s.connect(t, "multi")
+	var projects mcp.ProjectsOut
+	mustOK(t, "list_projects", call(t, sess, "list_projects", nil, &projects))
+	roles := map[string]string{}
+	for _, p := range projects.Projects {
+		roles[p.Slug] = p.Role
+	}
+	if len(roles) != 2 || roles["northwind"] != "reviewer" || roles["acme"] != "lead" {
+		t.Fatalf("roles = %v", roles)
+	}
+	var page mcp.PageOut
+	mustOK(t, "search_publications", call(t, sess, "search_publications", nil, &page))
+	if page.Total != 6 {
+		t.Errorf("search sees %d publications, want all 6 of both projects", page.Total)
+	}
+	res := call(t, sess, "schedule", map[string]any{"publication_id": s.pubs["Ferry strike ends"],
+		"scheduled_for": time.Now().Add(time.Hour).Format(time.RFC3339)}, nil)
+	if !res.IsError || !strings.HasPrefix(text(res), "Not allowed") {
+		t.Errorf("reviewer scheduled in northwind: %v %q", res.IsError, text(res))
+	}
+}
