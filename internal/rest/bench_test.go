@@ -106,7 +106,7 @@ func BenchmarkQueueRead(b *testing.B) {
 	user := "editor@northwind.test"
 	path := "/publications?status=eq.reviewing&order=created_at.desc&select=id,title,status,scheduled_for"
 	c := benchClient()
-	b.SetParallelism(max(1, 32/max(1, testingProcs())))
+	b.SetParallelism(max(1, 32/runtime.GOMAXPROCS(0)))
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
@@ -119,17 +119,25 @@ func BenchmarkQueueRead(b *testing.B) {
 }
 
 // BenchmarkHandlerAllocs serves the publication read without a network
-// client, so allocs/op are the service's own per request.
+// client, so allocs/op are the service's own per request. It alternates
+// with the direct statement, like BenchmarkPublicationWithEmbeds, to show
+// the service's cost apart from the HTTP transport's.
 func BenchmarkHandlerAllocs(b *testing.B) {
 	f := newSeeded(b, 0)
 	user := "editor@northwind.test"
 	id := f.firstID(b, user, "published")
+	ctx := context.Background()
+	claims, _ := json.Marshal(map[string]any{"sub": f.users[user], "role": "authenticated"})
+	direct := pg.Stmt{SQL: directPublicationSQL, Params: [][]byte{[]byte(id)}, Prepare: true}
 	e := echo.New()
 	f.h.Mount(e.Group("/rest/v1"))
 	target := "/rest/v1/publications?select=*,promos(*),publication_media(position,media(*))&id=eq." + id
+	handlerD := make([]time.Duration, 0, b.N)
+	directD := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
+		start := time.Now()
 		req := httptest.NewRequest(http.MethodGet, target, nil)
 		req.Header.Set("apikey", testKey)
 		req.Header.Set("Authorization", "Bearer user:"+f.users[user])
@@ -138,7 +146,25 @@ func BenchmarkHandlerAllocs(b *testing.B) {
 		if rec.Code != http.StatusOK {
 			b.Fatalf("status %d: %s", rec.Code, rec.Body)
 		}
+		handlerD = append(handlerD, time.Since(start))
+		b.StopTimer()
+		start = time.Now()
+		conn, err := f.db.Pool.Acquire(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), pg.UserCaller(claims), true, false, direct); err != nil {
+			b.Fatal(err)
+		}
+		conn.Release()
+		directD = append(directD, time.Since(start))
+		b.StartTimer()
 	}
+	b.StopTimer()
+	slices.Sort(handlerD)
+	slices.Sort(directD)
+	h, d := handlerD[len(handlerD)/2], directD[len(directD)/2]
+	b.ReportMetric(float64(h.Microseconds()), "handler-median-µs")
+	b.ReportMetric(float64(d.Microseconds()), "direct-median-µs")
+	b.ReportMetric(float64(h)/float64(d), "handler/direct")
 }
-
-func testingProcs() int { return runtime.GOMAXPROCS(0) }
