@@ -165,10 +165,15 @@ func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, expl
 			res, err := read()
 			if err != nil {
 				var pe *pgconn.PgError
-				if errors.As(err, &pe) && pe.Code == "0A000" && strings.Contains(pe.Message, "cached plan") {
+				switch {
+				case errors.As(err, &pe) && pe.Code == "0A000" && strings.Contains(pe.Message, "cached plan"):
 					// The table changed shape under a prepared statement:
 					// prepare afresh next time.
 					delete(names, all[i].SQL)
+				case errors.As(err, &pe) && pe.Code == "26000":
+					// Someone deallocated our statements (DISCARD ALL):
+					// forget them all and prepare again.
+					clear(names)
 				}
 				return err
 			}
