@@ -1,0 +1,128 @@
+package pg_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"masthead/internal/pg"
+	"masthead/internal/pg/pgtest"
+)
+
+// TestExecAsCaller pins the pipeline's transaction semantics that REST
+// relies on: the role and settings reach the statement, read-only holds,
+// a failure undoes everything before it, an explicit transaction waits
+// for EndTx, and prepared statements survive between requests.
+func TestExecAsCaller(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	own := db.Owner(t)
+	if _, err := own.Exec(ctx, `create table public.batch_probe (n int); grant select, insert on public.batch_probe to authenticated`); err != nil {
+		t.Fatal(err)
+	}
+	// exec runs stmts on a pooled connection, which the caller releases
+	// with done.
+	exec := func(c pg.Caller, readOnly, explicit bool, stmts ...pg.Stmt) (conn *pgconn.PgConn, done func(), rs []*pgconn.Result, err error) {
+		pc, err := db.Pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err = pg.ExecAsCaller(ctx, pc.Conn().PgConn(), c, readOnly, explicit, stmts...)
+		return pc.Conn().PgConn(), pc.Release, rs, err
+	}
+	count := func() string {
+		var n string
+		if err := own.QueryRow(ctx, `select count(*)::text from public.batch_probe`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	user := pg.Caller{Role: pg.RoleAuthenticated, Claims: []byte(`{"sub":"00000000-0000-0000-0000-000000000001"}`),
+		Settings: map[string]string{"request.method": "GET"}}
+
+	t.Run("role, claims and settings reach the statement", func(t *testing.T) {
+		_, done, rs, err := exec(user, true, false, pg.Stmt{SQL: `select current_user || ' ' || auth.uid() || ' ' ||
+			current_setting('request.method') || ' ' || current_setting('transaction_read_only')`, Prepare: true})
+		defer done()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(rs[0].Rows[0][0]); got != "authenticated 00000000-0000-0000-0000-000000000001 GET on" {
+			t.Errorf("got %q", got)
+		}
+	})
+	t.Run("nothing leaks to the next user of the connection", func(t *testing.T) {
+		conn, err := db.Pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Release()
+		var role, method string
+		if err := conn.QueryRow(ctx, `select current_user::text, coalesce(current_setting('request.method', true), '')`).Scan(&role, &method); err != nil {
+			t.Fatal(err)
+		}
+		if role != pg.LoginRole || method != "" {
+			t.Errorf("role %q, request.method %q after the request", role, method)
+		}
+	})
+	t.Run("read-only refuses writes", func(t *testing.T) {
+		_, done, _, err := exec(user, true, false, pg.Stmt{SQL: `insert into public.batch_probe values (1)`})
+		defer done()
+		if err == nil || !strings.Contains(err.Error(), "read-only") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("a failure undoes the statements before it", func(t *testing.T) {
+		_, done, _, err := exec(user, false, false, pg.Stmt{SQL: `insert into public.batch_probe values (1)`}, pg.Stmt{SQL: `select 1/0`})
+		defer done()
+		if err == nil || count() != "0" {
+			t.Errorf("err = %v, rows = %s", err, count())
+		}
+	})
+	t.Run("explicit transaction waits for EndTx", func(t *testing.T) {
+		conn, done, _, err := exec(user, false, true, pg.Stmt{SQL: `insert into public.batch_probe values (2)`})
+		defer done()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pg.EndTx(ctx, conn, false); err != nil {
+			t.Fatal(err)
+		}
+		if count() != "0" {
+			t.Errorf("rolled back insert is visible")
+		}
+		conn2, done2, _, err := exec(user, false, true, pg.Stmt{SQL: `insert into public.batch_probe values (3)`})
+		defer done2()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pg.EndTx(ctx, conn2, true); err != nil || count() != "1" {
+			t.Errorf("commit: %v, rows = %s", err, count())
+		}
+	})
+	t.Run("prepared statements are reused and survive errors", func(t *testing.T) {
+		stmt := pg.Stmt{SQL: `select $1::int + 1`, Params: [][]byte{[]byte("41")}, Prepare: true}
+		for range 3 {
+			_, done, rs, err := exec(user, true, false, stmt)
+			done()
+			if err != nil || string(rs[0].Rows[0][0]) != "42" {
+				t.Fatalf("%v %v", rs, err)
+			}
+			_, done, _, err = exec(user, true, false, pg.Stmt{SQL: `select $1::int`, Params: [][]byte{[]byte("x")}, Prepare: true})
+			done()
+			if err == nil {
+				t.Fatal("bad input accepted")
+			}
+		}
+	})
+	t.Run("unknown role refused", func(t *testing.T) {
+		_, done, _, err := exec(pg.Caller{Role: "postgres"}, true, false)
+		defer done()
+		if err == nil {
+			t.Error("superuser role accepted")
+		}
+	})
+}
