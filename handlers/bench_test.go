@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"sync"
@@ -18,10 +19,12 @@ const benchUsers = 20
 
 // BenchmarkPages measures the server time of the queue and the detail page as people see it
 // (dashboard, its calls to the service, PostgreSQL) with benchPublications per project and
-// benchUsers signed-in people requesting pages at once, each in their own session. It reports
-// the median and the 95th percentile per page and the service calls each page makes.
+// benchUsers signed-in people, each in their own session. "busy" has every person request the
+// next page the moment the last one arrived (20 requests always in flight: a stress figure);
+// "reading" has each pause about a second between pages, as people do. It reports the median
+// and the 95th percentile and the service calls per page.
 //
-//	go test ./handlers -run '^$' -bench Pages -benchtime 2000x
+//	go test ./handlers -run '^$' -bench Pages -benchtime 400x
 func BenchmarkPages(b *testing.B) {
 	s := newStackWith(b, benchPublications)
 	emails := []string{"lead@northwind.test", "editor@northwind.test", "reviewer@northwind.test", "viewer@northwind.test", "multi@masthead.test"}
@@ -45,46 +48,58 @@ func BenchmarkPages(b *testing.B) {
 		{"queue-filtered", func(i int) string { return fmt.Sprintf("/p/northwind/queue?status=all&q=the&page=%d", 1+i%20) }},
 		{"detail", func(i int) string { return "/p/northwind/publications/" + ids[i%len(ids)].id }},
 	}
-	for _, pg := range pagesToRun {
-		b.Run(pg.name, func(b *testing.B) {
-			s.calls.Store(0)
-			var mu sync.Mutex
-			lat := make([]time.Duration, 0, b.N)
-			var next atomic.Int64
-			b.ResetTimer()
-			var wg sync.WaitGroup
-			for u := range benchUsers {
-				wg.Go(func() {
-					for {
-						i := int(next.Add(1)) - 1
-						if i >= b.N {
-							return
-						}
-						start := time.Now()
-						p := people[u].get(pg.path(i))
-						d := time.Since(start)
-						if p.status != http.StatusOK {
-							b.Errorf("%s: %d", pg.path(i), p.status)
-							return
-						}
-						mu.Lock()
-						lat = append(lat, d)
-						mu.Unlock()
-					}
-				})
+	for _, mode := range []struct {
+		name  string
+		pause time.Duration
+	}{{"busy", 0}, {"reading", time.Second}} {
+		for _, pg := range pagesToRun {
+			b.Run(mode.name+"/"+pg.name, func(b *testing.B) { benchPage(b, s, people, mode.pause, pg.path) })
+		}
+	}
+}
+
+// benchPage has every person request path(i) for i up to b.N, pausing about pause (± 50 %)
+// after each page, and reports the latency percentiles and service calls per page.
+func benchPage(b *testing.B, s *stack, people []*browser, pause time.Duration, path func(int) string) {
+	s.calls.Store(0)
+	var mu sync.Mutex
+	lat := make([]time.Duration, 0, b.N)
+	var next atomic.Int64
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for u := range benchUsers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= b.N {
+					return
+				}
+				start := time.Now()
+				status := people[u].fetch(path(i))
+				d := time.Since(start)
+				if status != http.StatusOK {
+					b.Errorf("%s: %d", path(i), status)
+					return
+				}
+				mu.Lock()
+				lat = append(lat, d)
+				mu.Unlock()
+				if pause > 0 {
+					time.Sleep(pause/2 + rand.N(pause))
+				}
 			}
-			wg.Wait()
-			b.StopTimer()
-			slices.Sort(lat)
-			if len(lat) == 0 {
-				return
-			}
-			pct := func(q float64) float64 {
-				return float64(lat[min(len(lat)-1, int(q*float64(len(lat))))].Microseconds()) / 1000
-			}
-			b.ReportMetric(pct(0.50), "p50_ms")
-			b.ReportMetric(pct(0.95), "p95_ms")
-			b.ReportMetric(float64(s.calls.Load())/float64(len(lat)), "calls/page")
 		})
 	}
+	wg.Wait()
+	b.StopTimer()
+	slices.Sort(lat)
+	if len(lat) == 0 {
+		return
+	}
+	pct := func(q float64) float64 {
+		return float64(lat[min(len(lat)-1, int(q*float64(len(lat))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(0.50), "p50_ms")
+	b.ReportMetric(pct(0.95), "p95_ms")
+	b.ReportMetric(float64(s.calls.Load())/float64(len(lat)), "calls/page")
 }

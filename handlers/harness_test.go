@@ -151,6 +151,19 @@ func (b *browser) get(path string, header ...string) page {
 	return b.do(req)
 }
 
+// fetch loads path and discards the answer, for benchmarks: parsing would cost the machine
+// that is being measured.
+func (b *browser) fetch(path string) int {
+	b.t.Helper()
+	res, err := b.hc.Get(b.base + path)
+	if err != nil {
+		b.t.Fatalf("GET %s: %v", path, err)
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, res.Body)
+	return res.StatusCode
+}
+
 // post sends a form; the CSRF token is added unless form sets _csrf itself.
 func (b *browser) post(path string, form url.Values, header ...string) page {
 	b.t.Helper()
