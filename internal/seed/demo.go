@@ -23,22 +23,29 @@ var scriptKinds = []struct {
 	n     int
 	moves script
 }{
-	{3, nil},                          // draft
-	{1, script{"submit", "withdraw"}}, // draft, pulled back from review
-	{1, script{"submit", "approve", "archive", "restore"}}, // draft, restored from the archive
-	{4, script{"submit"}},                                                    // reviewing
-	{2, script{"submit", "comment"}},                                         // reviewing, with a reviewer's comment
-	{2, script{"submit", "request_changes", "submit"}},                       // reviewing again after changes
-	{4, script{"submit", "request_changes"}},                                 // changes requested
-	{3, script{"submit", "approve"}},                                         // approved
-	{1, script{"submit", "approve", "schedule", "unschedule"}},               // approved, taken off the schedule
-	{4, script{"submit", "approve", "schedule"}},                             // scheduled
-	{1, script{"submit", "approve", "schedule", "schedule"}},                 // scheduled, moved once
-	{3, script{"submit", "approve", "publish"}},                              // published at once
-	{2, script{"submit", "approve", "schedule", "publish"}},                  // published ahead of its slot
-	{2, script{"submit", "request_changes", "submit", "approve", "publish"}}, // published after a round of changes
-	{2, script{"submit", "approve", "publish", "archive"}},                   // published, then archived
-	{1, script{"archive"}},                                                   // spiked as a draft
+	// drafts: untouched, pulled back from review, restored from the archive
+	{3, nil},
+	{1, script{"submit", "withdraw"}},
+	{1, script{"submit", "approve", "archive", "restore"}},
+	// in review: fresh, commented on, resubmitted after changes
+	{4, script{"submit"}},
+	{2, script{"submit", "comment"}},
+	{2, script{"submit", "request_changes", "submit"}},
+	// sent back
+	{4, script{"submit", "request_changes"}},
+	// approved: waiting for a slot, or taken off the schedule
+	{3, script{"submit", "approve"}},
+	{1, script{"submit", "approve", "schedule", "unschedule"}},
+	// scheduled, one of them moved once
+	{4, script{"submit", "approve", "schedule"}},
+	{1, script{"submit", "approve", "schedule", "schedule"}},
+	// published: at once, ahead of the slot, after a round of changes
+	{3, script{"submit", "approve", "publish"}},
+	{2, script{"submit", "approve", "schedule", "publish"}},
+	{2, script{"submit", "request_changes", "submit", "approve", "publish"}},
+	// archived: after publication, or spiked as a draft
+	{2, script{"submit", "approve", "publish", "archive"}},
+	{1, script{"archive"}},
 }
 
 // demoScripts spreads the kinds over the stories: story i lives demoScripts[i]. Stepping by a
