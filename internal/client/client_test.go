@@ -1,0 +1,62 @@
+package client
+
+import (
+	"net/url"
+	"testing"
+)
+
+func TestDecodeError(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, body      string
+		status          int
+		code, msg, hint string
+	}{
+		{"postgrest", `{"code":"PT409","message":"the publication changed","details":null,"hint":"Reload it."}`, 409, "PT409", "the publication changed", "Reload it."},
+		{"gotrue first format", `{"code":400,"error_code":"invalid_credentials","msg":"Invalid login credentials"}`, 400, "invalid_credentials", "Invalid login credentials", ""},
+		{"gotrue 2024", `{"code":"invalid_credentials","message":"Invalid login credentials"}`, 400, "invalid_credentials", "Invalid login credentials", ""},
+		{"oauth", `{"error":"invalid_grant","error_description":"expired"}`, 400, "invalid_grant", "expired", ""},
+		{"not json", `<html>bad gateway</html>`, 502, "", "Bad Gateway", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := decodeError(c.status, []byte(c.body))
+			if e.Status != c.status || e.Code != c.code || e.Message != c.msg || e.Hint != c.hint {
+				t.Errorf("decodeError = %+v", e)
+			}
+		})
+	}
+}
+
+func TestQueryEncoding(t *testing.T) {
+	t.Parallel()
+	q := From("publications").Select("*,author:profiles!author_id(display_name)").
+		In("status", "approved", `a"b,c`).Or("title.ilike." + Quote(likePattern(`50%_off, (now)`)) + ",summary.ilike.x")
+	got := encodeQuery(q.params)
+	v, err := url.ParseQuery(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Get("select") != "*,author:profiles!author_id(display_name)" {
+		t.Errorf("select = %q", v.Get("select"))
+	}
+	if v.Get("status") != `in.("approved","a\"b,c")` {
+		t.Errorf("status = %q", v.Get("status"))
+	}
+	if v.Get("or") != `(title.ilike."*50\\%\\_off, (now)*",summary.ilike.x)` {
+		t.Errorf("or = %q", v.Get("or"))
+	}
+	if likePattern("  ** ") != "" {
+		t.Error("an empty search must not filter")
+	}
+}
+
+func TestParseContentRange(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]int{"0-24/1234": 1234, "*/0": 0, "0-9/*": -1, "": -1} {
+		if got := parseContentRange(in); got != want {
+			t.Errorf("parseContentRange(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
