@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -32,31 +31,20 @@ const batchSetupSQL = `select set_config('role', $1, true), set_config('request.
 // connection; beyond it statements run unnamed.
 const maxPrepared = 256
 
-// prepared remembers, per connection, the statements prepared on it:
-// *pgconn.PgConn → map[sql]name. A pooled connection has one user at a
-// time, so only the map of all connections needs locking.
-var (
-	prepared     sync.Map
-	preparedSeq  atomic.Int64
-	sweepPending atomic.Bool
-)
+// preparedKey is where a connection's prepared statements (map[sql]name) live in its
+// CustomData: the map belongs to the connection, so it needs no lock (a pooled connection has
+// one user at a time) and goes away with it.
+const preparedKey = "masthead.prepared"
+
+var preparedSeq atomic.Int64
 
 func preparedOn(conn *pgconn.PgConn) map[string]string {
-	if m, ok := prepared.Load(conn); ok {
-		return m.(map[string]string)
-	}
-	// A new connection: forget the ones the pool has closed since.
-	if sweepPending.CompareAndSwap(false, true) {
-		prepared.Range(func(k, _ any) bool {
-			if k.(*pgconn.PgConn).IsClosed() {
-				prepared.Delete(k)
-			}
-			return true
-		})
-		sweepPending.Store(false)
+	data := conn.CustomData()
+	if m, ok := data[preparedKey].(map[string]string); ok {
+		return m
 	}
 	m := map[string]string{}
-	prepared.Store(conn, m)
+	data[preparedKey] = m
 	return m
 }
 
