@@ -9,7 +9,7 @@ APT_PKGS_PG := postgresql
 APT_PKGS_BROWSER := chromium chromium-driver fonts-dejavu-core
 NPM_DIRS  := $(patsubst %/package.json,%,$(wildcard internal/*/jstest/package.json e2e/package.json))
 
-.PHONY: run build test deps deps-pg deps-browser deps-npm lint generate bench clean
+.PHONY: run build test deps deps-pg deps-browser deps-node deps-npm lint generate bench clean
 
 run: build deps-pg
 	./$(BIN) dev
@@ -39,15 +39,26 @@ deps-browser:
 		echo "  sudo apt-get install -y $(APT_PKGS_BROWSER)"; exit 1; \
 	fi
 
+# deps-node makes sure node and npm exist for the supabase-js and axe-core tests.
+deps-node:
+	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "installing node: apt-get install -y nodejs npm"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; \
+	else \
+		echo "node and npm are missing. Install them with:"; \
+		echo "  sudo apt-get install -y nodejs npm"; exit 1; \
+	fi
+
 # deps-npm installs the JavaScript clients our tests drive (supabase-js, axe-core) from the lock files.
-deps-npm:
+deps-npm: deps-node
 	@for d in $(NPM_DIRS); do \
 		if [ ! -d $$d/node_modules ] || [ $$d/package-lock.json -nt $$d/node_modules ]; then \
 			echo "npm ci in $$d"; npm ci --prefix $$d --no-audit --no-fund --loglevel=error || exit 1; \
 		fi; \
 	done
 
-deps: deps-pg deps-browser deps-npm
+deps: deps-pg deps-browser deps-node deps-npm
 
 test: deps
 	$(GO) vet ./...
