@@ -1,9 +1,11 @@
 package auth
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/lestrrat-go/jwx/v3/jwa"
@@ -68,6 +70,7 @@ type Verifier struct {
 	issuer string
 	leeway time.Duration
 	now    func() time.Time
+	cache  verifiedCache
 }
 
 // NewVerifier returns a verifier for tokens issued by issuer and signed by keys.
@@ -80,7 +83,28 @@ const Audience = "authenticated"
 
 // Verify returns the claims of token, or an error wrapping ErrInvalidToken that says why in
 // words safe to show the client (never the token itself).
+//
+// A token that verified once is remembered by its hash, so the signature check (the larger part
+// of the cost of an authenticated request) runs once per token, not once per request; the time
+// claims are checked again on every use. The returned Claims are shared: do not modify them.
 func (v *Verifier) Verify(token string) (*Claims, error) {
+	sum := sha256Of(token)
+	if c, ok := v.cache.get(sum); ok {
+		return v.current(c)
+	}
+	c, err := v.verify(token)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := v.current(c); err != nil {
+		return nil, err
+	}
+	v.cache.put(sum, c)
+	return c, nil
+}
+
+// verify checks the signature and every claim that does not depend on the time.
+func (v *Verifier) verify(token string) (*Claims, error) {
 	hdr, _, _, err := jwsbb.SplitCompactString(token)
 	if err != nil {
 		return nil, invalid("malformed token")
@@ -107,14 +131,9 @@ func (v *Verifier) Verify(token string) (*Claims, error) {
 	if err := json.Unmarshal(payload, c); err != nil {
 		return nil, invalid("claims are not a JSON object")
 	}
-	now := v.now()
 	switch {
 	case c.ExpiresAt == 0:
 		return nil, invalid("missing exp claim")
-	case now.After(time.Unix(c.ExpiresAt, 0).Add(v.leeway)):
-		return nil, invalid("token is expired")
-	case c.NotBefore != 0 && now.Add(v.leeway).Before(time.Unix(c.NotBefore, 0)):
-		return nil, invalid("token is not valid yet")
 	case !c.Audience.contains(Audience):
 		return nil, invalid("token has an invalid audience")
 	case c.Issuer != v.issuer:
@@ -127,6 +146,45 @@ func (v *Verifier) Verify(token string) (*Claims, error) {
 		return nil, invalid("missing session_id claim")
 	}
 	return c, nil
+}
+
+// current checks the time claims of verified claims c against the clock, with leeway for skew.
+func (v *Verifier) current(c *Claims) (*Claims, error) {
+	now := v.now()
+	switch {
+	case now.After(time.Unix(c.ExpiresAt, 0).Add(v.leeway)):
+		return nil, invalid("token is expired")
+	case c.NotBefore != 0 && now.Add(v.leeway).Before(time.Unix(c.NotBefore, 0)):
+		return nil, invalid("token is not valid yet")
+	}
+	return c, nil
+}
+
+func sha256Of(token string) [sha256.Size]byte { return sha256.Sum256([]byte(token)) }
+
+// verifiedCache remembers verified claims by token hash. It is bounded: when full it starts
+// over, which costs one signature check per live token and needs no eviction bookkeeping.
+type verifiedCache struct {
+	mu sync.RWMutex
+	m  map[[sha256.Size]byte]*Claims
+}
+
+const verifiedCacheMax = 10000
+
+func (vc *verifiedCache) get(k [sha256.Size]byte) (*Claims, bool) {
+	vc.mu.RLock()
+	defer vc.mu.RUnlock()
+	c, ok := vc.m[k]
+	return c, ok
+}
+
+func (vc *verifiedCache) put(k [sha256.Size]byte, c *Claims) {
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	if vc.m == nil || len(vc.m) >= verifiedCacheMax {
+		vc.m = make(map[[sha256.Size]byte]*Claims)
+	}
+	vc.m[k] = c
 }
 
 // invalid wraps ErrInvalidToken with a reason shown to clients as GoTrue shows it.
