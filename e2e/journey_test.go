@@ -308,6 +308,19 @@ func (w *world) journey(t *testing.T, js bool, target [2]string) {
 		lead.do("month", chromedp.Navigate(w.url+"/p/northwind/schedule?view=month"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="month"]`)))
 		lead.axe("schedule month")
 		lead.shot("07-month")
+		// The same pages on a phone.
+		lead.do("phone queue",
+			chromedp.EmulateViewport(390, 844),
+			chromedp.Navigate(w.url+"/p/northwind/queue?status=all"),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="queue"]`)),
+		)
+		lead.shot("09-phone-queue")
+		lead.axe("queue on a phone")
+		lead.do("phone detail", chromedp.Navigate(detail), chromedp.WaitVisible(chromedp.CSS(`[data-testid="pub-title"]`)))
+		lead.shot("10-phone-detail")
+		if wide, err := chromedp.Run(lead.ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`)); err != nil || wide {
+			t.Errorf("the detail page scrolls sideways on a phone (%v)", err)
+		}
 	}
 	out := w.person(t, "viewer@northwind.test", js)
 	out.do("sign out",
