@@ -254,6 +254,10 @@ func TestDashboard(t *testing.T) {
 				t.Errorf("img src=%q loading=%q", src, lazy)
 			}
 		})
+		src, _ := imgs.First().Attr("src")
+		if st := b.fetch(src); st != http.StatusOK {
+			t.Errorf("image %s: %d", src, st)
+		}
 	})
 
 	t.Run("mounted by the server", func(t *testing.T) {

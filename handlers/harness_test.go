@@ -61,6 +61,9 @@ func newStackWith(t testing.TB, publications int) *stack {
 		e.DefaultHTTPErrorHandler(err, c)
 	}
 	app.Register(e)
+	if err := app.RegisterMedia(e, env.URL, env.Key, hc); err != nil {
+		t.Fatal(err)
+	}
 	ts := httptest.NewServer(e)
 	t.Cleanup(ts.Close)
 	s.url = ts.URL

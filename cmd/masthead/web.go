@@ -65,6 +65,9 @@ func runWeb(ctx context.Context, args []string, stdout io.Writer, log *slog.Logg
 	e.HideBanner, e.HidePort = true, true
 	e.Use(middleware.RequestID(), accessLog(log), middleware.Recover(), middleware.BodyLimit("1M"))
 	app.Register(e)
+	if err := app.RegisterMedia(e, wc.apiURL, wc.key, nil); err != nil {
+		return err
+	}
 
 	ln, err := net.Listen("tcp", wc.addr)
 	if err != nil {
