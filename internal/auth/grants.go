@@ -114,7 +114,7 @@ func (s *Service) PasswordGrant(ctx context.Context, email, password string, c C
 	if err != nil {
 		return nil, fmt.Errorf("auth: start session: %w", err)
 	}
-	return s.issue(u, sid, "aal1", started, refresh)
+	return s.issue(u, sid, "aal1", started, refresh, sessionClient{})
 }
 
 // RefreshGrant swaps a refresh token for a new pair. The token rotates on every use; a
@@ -197,7 +197,7 @@ func (s *Service) RefreshGrant(ctx context.Context, token string, c Client) (*To
 			"session_id", sid, "user_id", u.ID)
 		return nil, errRefreshUsed
 	}
-	return s.issue(u, sid, aal, started, current)
+	return s.issue(u, sid, aal, started, current, sessionClient{})
 }
 
 // rotate revokes token (row id) and stores its child, whose value it returns.

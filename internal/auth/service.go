@@ -148,15 +148,21 @@ func (s *Service) sessionAlive(ctx context.Context, c *Claims) (bool, error) {
 	return len(res[0].Rows) == 1 && string(res[0].Rows[0][0]) == "t", nil
 }
 
-// issue signs an access token for u in session sid, begun at sessionStart.
-func (s *Service) issue(u *userRow, sid, aal string, sessionStart time.Time, refresh string) (*TokenResponse, error) {
+// sessionClient is the OAuth client a session was issued to, and the scope it was granted;
+// the zero value is a session the person started by signing in.
+type sessionClient struct {
+	ID, Scope string
+}
+
+// issue signs an access token for u in session sid, begun at sessionStart, on behalf of client.
+func (s *Service) issue(u *userRow, sid, aal string, sessionStart time.Time, refresh string, client sessionClient) (*TokenResponse, error) {
 	now := s.now()
 	exp := now.Add(s.opts.AccessTTL)
 	payload, err := json.Marshal(accessClaims{
 		Issuer: s.opts.Issuer, Subject: u.ID, Audience: Audience, ExpiresAt: exp.Unix(), IssuedAt: now.Unix(),
 		Email: u.Email, AppMetadata: orEmptyObject(u.AppMeta), UserMetadata: orEmptyObject(u.UserMeta),
 		Role: Audience, AAL: aal, AMR: []amrEntry{{Method: "password", Timestamp: sessionStart.Unix()}},
-		SessionID: sid, IsAnonymous: u.IsAnonymous,
+		SessionID: sid, IsAnonymous: u.IsAnonymous, ClientID: client.ID, Scope: client.Scope,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("auth: encode claims: %w", err)
@@ -167,7 +173,7 @@ func (s *Service) issue(u *userRow, sid, aal string, sessionStart time.Time, ref
 	}
 	return &TokenResponse{
 		AccessToken: token, TokenType: "bearer", ExpiresIn: int(s.opts.AccessTTL / time.Second),
-		ExpiresAt: exp.Unix(), RefreshToken: refresh, User: u.json(),
+		ExpiresAt: exp.Unix(), RefreshToken: refresh, Scope: client.Scope, User: u.json(),
 	}, nil
 }
 

@@ -95,14 +95,20 @@ type accessClaims struct {
 	AMR          []amrEntry      `json:"amr"`
 	SessionID    string          `json:"session_id"`
 	IsAnonymous  bool            `json:"is_anonymous"`
+	// ClientID and Scope are set on tokens of a session an OAuth client started, so every
+	// surface (and the database, through auth.jwt()) can tell which app acts for the person.
+	ClientID string `json:"client_id,omitempty"`
+	Scope    string `json:"scope,omitempty"`
 }
 
-// TokenResponse is the body of a successful /token call.
+// TokenResponse is the body of a successful /token call. Scope is what an OAuth client was
+// granted (RFC 6749 5.1), absent for sign-ins.
 type TokenResponse struct {
 	AccessToken  string   `json:"access_token"`
 	TokenType    string   `json:"token_type"`
 	ExpiresIn    int      `json:"expires_in"`
 	ExpiresAt    int64    `json:"expires_at"`
 	RefreshToken string   `json:"refresh_token"`
+	Scope        string   `json:"scope,omitempty"`
 	User         UserJSON `json:"user"`
 }
