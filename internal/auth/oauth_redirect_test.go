@@ -15,7 +15,7 @@ func TestCheckRedirectURI(t *testing.T) {
 		{"http://[::1]:8080/cb", true},
 		{"cursor://anysphere.cursor-retrieval/oauth/callback", true},
 		{"com.example.app:/oauth2redirect", true},
-		{"http://app.test/cb", false},           // http off loopback
+		{"http://app.test/cb", false},            // http off loopback
 		{"http://127.0.0.1.evil.test/cb", false}, // looks like loopback, is not
 		{"https://app.test/cb#frag", false},
 		{"https:///cb", false},
