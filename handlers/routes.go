@@ -27,4 +27,8 @@ func (a *App) Register(e *echo.Echo) {
 	e.GET("/p/:slug/publications/:id", a.publication, in...)
 	e.POST("/p/:slug/publications/:id/actions/:rpc", a.act, in...)
 	e.POST("/p/:slug/publications/:id/preview/:rpc", a.preview, in...)
+	e.GET("/oauth/consent", a.showConsent, in...)
+	e.POST("/oauth/consent", a.decideConsent, in...)
+	e.GET("/account/apps", a.apps, in...)
+	e.POST("/account/apps/revoke", a.revokeApp, in...)
 }
