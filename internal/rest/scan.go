@@ -136,15 +136,21 @@ func (s *scanner) tryFieldName() (string, bool) {
 	if !ok {
 		return "", false
 	}
+	if s.peek() != '-' || strings.HasPrefix(s.src[s.pos+1:], ">") {
+		return name, true
+	}
+	b := strings.Builder{}
+	b.WriteString(name)
 	for s.peek() == '-' && !strings.HasPrefix(s.src[s.pos+1:], ">") {
 		s.pos++
 		part, ok := s.identifier()
 		if !ok {
 			return "", false
 		}
-		name += "-" + part
+		b.WriteByte('-')
+		b.WriteString(part)
 	}
-	return name, true
+	return b.String(), true
 }
 
 // identifier reads letters, digits, '_', '$' and spaces, trimmed of spaces,
@@ -279,15 +285,18 @@ func (s *scanner) jsonKey() (string, *Error) {
 	if !ok {
 		return "", s.fail("digit", "any non reserved character different from: .,>()")
 	}
+	b := strings.Builder{}
+	b.WriteString(key)
 	for s.peek() == '-' && !strings.HasPrefix(s.src[s.pos+1:], ">") {
 		s.pos++
 		p, ok := part()
 		if !ok {
 			return "", s.fail("any non reserved character different from: .,>()")
 		}
-		key += "-" + p
+		b.WriteByte('-')
+		b.WriteString(p)
 	}
-	return key, nil
+	return b.String(), nil
 }
 
 // names reads name(,name)* for columns= and on_conflict=.
