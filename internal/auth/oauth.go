@@ -36,17 +36,10 @@ const (
 // this is what keeps a script from filling auth.oauth_clients.
 var registerLimit = Limit{Count: 20, Per: time.Hour, Burst: 20}
 
-// scopeWords are the scopes this server grants, in the words the consent page shows. Every
+// grantableScopes are the scopes this server grants (the dashboard's consent page words them). Every
 // token acts as the person under row-level security whatever the scope; the scopes say which
 // facts about the person the client may read from the token.
-var scopeWords = map[string]string{
-	"email":   "See your email address",
-	"profile": "See your name",
-}
-
-// ScopeDescription is the plain-words meaning of a scope, or "" for a scope this server does
-// not grant.
-func ScopeDescription(scope string) string { return scopeWords[scope] }
+var grantableScopes = map[string]bool{"email": true, "profile": true}
 
 // oauthServer holds what only the OAuth endpoints need next to the Service.
 type oauthServer struct {

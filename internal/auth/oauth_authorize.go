@@ -128,7 +128,7 @@ func normaliseScope(raw string) (string, bool) {
 		return defaultScope, true
 	}
 	for _, f := range fields {
-		if _, ok := scopeWords[f]; !ok {
+		if !grantableScopes[f] {
 			return "", false
 		}
 	}
