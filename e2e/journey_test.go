@@ -218,6 +218,16 @@ func (w *world) journey(t *testing.T, js bool, target [2]string) {
 	rev.shot("01-queue")
 	if js {
 		rev.axe("queue")
+		// A filter swaps the results and pushes the URL; Back returns to the unfiltered queue.
+		rev.do("filter, then Back",
+			chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector("#status"); s.value = "all";`+
+				` s.dispatchEvent(new Event("change", {bubbles: true})); })()`),
+			chromedp.Poll[chromedp.Void](`location.search.includes("status=all") && document.querySelector("#results-title").textContent === "All publications"`),
+			chromedp.NavigateBack(),
+			chromedp.Sleep(500*time.Millisecond), // htmx reloads the page for the history entry
+			chromedp.WaitVisible(chromedp.CSS(`#results-title`)),
+			chromedp.Poll[chromedp.Void](`location.search === "" && document.querySelector("#results-title")?.textContent === "In review"`),
+		)
 	}
 	// Find it with the search field, then open it: j and Enter with script, a click without.
 	if js {
