@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 )
@@ -15,7 +16,7 @@ import (
 func errNoFilter(verb string) *Error {
 	return &Error{Status: http.StatusBadRequest, Code: "21000",
 		Message: verb + " requires a WHERE clause",
-		Hint:    "Add a filter (for example id=eq.<id>) or a limit to " + map[string]string{"UPDATE": "update", "DELETE": "delete"}[verb] + " rows on purpose."}
+		Hint:    "Add a filter (for example id=eq.<id>) or a limit to " + strings.ToLower(verb) + " rows on purpose."}
 }
 
 // update serves PATCH /rest/v1/:table.

@@ -2,7 +2,6 @@ package rest
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 )
 
@@ -70,42 +69,4 @@ func (p *Prefer) field(k string) *string {
 // header.
 func (p *Prefer) Apply(k, v string) {
 	p.Applied = append(p.Applied, k+"="+v)
-}
-
-// RangeHeader is a parsed Range: items=first-last request header.
-type RangeHeader struct {
-	Offset   int64
-	Limit    int64
-	HasLimit bool
-}
-
-// ParseRange reads the Range header. A header that does not parse is
-// ignored, as PostgREST does; first > last is a 416 (PGRST103).
-func ParseRange(h http.Header) (RangeHeader, bool, error) {
-	v := strings.TrimSpace(h.Get("Range"))
-	if v == "" {
-		return RangeHeader{}, false, nil
-	}
-	v = strings.TrimPrefix(v, "items=")
-	a, b, ok := strings.Cut(v, "-")
-	if !ok {
-		return RangeHeader{}, false, nil
-	}
-	first, err := strconv.ParseInt(a, 10, 64)
-	if err != nil || first < 0 {
-		return RangeHeader{}, false, nil
-	}
-	r := RangeHeader{Offset: first}
-	if b != "" {
-		last, err := strconv.ParseInt(b, 10, 64)
-		if err != nil || last < 0 {
-			return RangeHeader{}, false, nil
-		}
-		if last < first {
-			return RangeHeader{}, false, &Error{Status: http.StatusRequestedRangeNotSatisfiable, Code: "PGRST103",
-				Message: "Requested range not satisfiable", Details: "The lower boundary must be lower than or equal to the upper boundary"}
-		}
-		r.Limit, r.HasLimit = last-first+1, true
-	}
-	return r, true, nil
 }
