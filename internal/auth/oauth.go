@@ -63,6 +63,7 @@ func (s *Service) mountOAuth(g *echo.Group) {
 	g.GET("/.well-known/openid-configuration", o.discovery(true))
 	g.GET("/user/oauth/grants", o.listGrants, s.RequireAPIKey)
 	g.DELETE("/user/oauth/grants", o.revokeGrant, s.RequireAPIKey)
+	s.mountOIDC(g)
 }
 
 // MountDiscovery adds the metadata documents at the root, where RFC 8414 puts them for an
@@ -178,18 +179,19 @@ func (o *oauthServer) writeOAuthError(c echo.Context, err error) error {
 	return c.JSON(e.Status, map[string]string{"error": e.Code, "error_description": e.Description})
 }
 
-// errorPage answers an /oauth/authorize request that must not be redirected (unknown client,
-// unregistered redirect_uri): RFC 6749 4.1.2.1 says to tell the person instead, since sending
-// them to an unverified address would make this an open redirector.
-func errorPage(c echo.Context, e *OAuthError) error {
+// errorPage answers a browser request that must not be redirected, such as an /oauth/authorize
+// with an unknown client or unregistered redirect_uri: RFC 6749 4.1.2.1 says to tell the person
+// instead, since sending them to an unverified address would make this an open redirector.
+func errorPage(c echo.Context, heading string, e *OAuthError) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
 	if !strings.Contains(c.Request().Header.Get("Accept"), "text/html") {
 		return c.JSON(e.Status, map[string]string{"error": e.Code, "error_description": e.Description})
 	}
 	c.Response().Header().Set("Content-Security-Policy", "default-src 'none'")
-	return c.HTML(e.Status, `<!doctype html><html lang="en"><meta charset="utf-8"><title>Cannot connect this app</title>`+
-		`<h1>This app cannot be connected</h1><p>`+html.EscapeString(e.Description)+`</p>`+
-		`<p>Error code: <code>`+html.EscapeString(e.Code)+`</code>. Tell the app's maker; nothing was shared.</p></html>`)
+	h := html.EscapeString(heading)
+	return c.HTML(e.Status, `<!doctype html><html lang="en"><meta charset="utf-8"><title>`+h+`</title>`+
+		`<h1>`+h+`</h1><p>`+html.EscapeString(e.Description)+`</p>`+
+		`<p>Error code: <code>`+html.EscapeString(e.Code)+`</code>. Nothing was shared.</p></html>`)
 }
 
 // userOf verifies the person's bearer token for the consent and grant endpoints, with the

@@ -17,6 +17,9 @@ import (
 	"masthead/internal/pg"
 )
 
+// appRefused heads the page shown for an authorization request that cannot go back to the app.
+const appRefused = "This app cannot be connected"
+
 // authorize is GET /oauth/authorize (RFC 6749 4.1.1 with PKCE, RFC 7636, required as OAuth 2.1
 // requires it). The request is checked in two stages: while the client or redirect URI is in
 // doubt, the person sees an error page; once both are known, every other problem goes back to
@@ -31,16 +34,16 @@ func (o *oauthServer) authorize(c echo.Context) error {
 		return err
 	})
 	if pg.IsNoRows(err) {
-		return errorPage(c, oauthErr(http.StatusBadRequest, "invalid_client", "The app's client_id is missing or not registered here."))
+		return errorPage(c, appRefused, oauthErr(http.StatusBadRequest, "invalid_client", "The app's client_id is missing or not registered here."))
 	} else if err != nil {
 		return o.writeOAuthError(c, err)
 	}
 	redirect, given := q.Get("redirect_uri"), q.Has("redirect_uri")
 	switch {
 	case given && !matchRedirect(cl.RedirectURIs, redirect):
-		return errorPage(c, invalidRequest("The redirect_uri is not one the app registered."))
+		return errorPage(c, appRefused, invalidRequest("The redirect_uri is not one the app registered."))
 	case !given && len(cl.RedirectURIs) != 1:
-		return errorPage(c, invalidRequest("The app registered several redirect URIs, so the request must name one."))
+		return errorPage(c, appRefused, invalidRequest("The app registered several redirect URIs, so the request must name one."))
 	case !given:
 		redirect = cl.RedirectURIs[0]
 	}

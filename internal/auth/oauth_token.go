@@ -140,17 +140,11 @@ func (s *Service) ExchangeCode(ctx context.Context, cl *oauthClient, code, redir
 		if refusal != nil {
 			return nil // commit: the code stays used
 		}
-		u, err = scanUser(tx.QueryRow(ctx, `
-			with s as (
-			  insert into auth.sessions (user_id, user_agent, ip, oauth_client_id, scope)
-			  values ($1, $2, $3, $4, $5) returning id, created_at
-			), r as (
-			  insert into auth.refresh_tokens (session_id, token_hash) select id, $6 from s
-			), a as (
-			  update auth.oauth_authorizations set session_id = (select id from s) where id = $7
-			)
-			select `+userColumns+`, s.id::text, s.created_at from auth.users u, s where u.id = $1`,
-			userID, device.userAgent(), device.ip(), cl.ID, scope, hashToken(refresh), authorization), &sid, &started)
+		u, sid, started, err = startSession(ctx, tx, userID, device, sessionClient{ID: cl.ID, Scope: scope}, refresh)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `update auth.oauth_authorizations set session_id = $2 where id = $1`, authorization, sid)
 		return err
 	})
 	if err != nil {

@@ -37,6 +37,8 @@ type Options struct {
 	BcryptCost int
 	// IPLimit and AccountLimit bound /token calls per client IP and password sign-ins per email.
 	IPLimit, AccountLimit Limit
+	// OIDC are the upstream OpenID Connect providers people may sign in with (oidc.go).
+	OIDC []OIDCProvider
 }
 
 // Service is the identity service. It is safe for concurrent use.
