@@ -38,7 +38,9 @@ type OIDCProvider struct {
 	ClientSecret string
 }
 
-func (p OIDCProvider) enabled() bool { return p.Issuer != "" && p.ClientID != "" && p.ClientSecret != "" }
+func (p OIDCProvider) enabled() bool {
+	return p.Issuer != "" && p.ClientID != "" && p.ClientSecret != ""
+}
 
 // flowTTL is how long a person may spend at the provider before the flow is forgotten.
 const flowTTL = 10 * time.Minute
