@@ -51,6 +51,18 @@ type Config struct {
 	StorageDir string
 	// S3 is an S3-compatible store for bucket `media`; it wins over StorageDir when set.
 	S3 S3
+	// OIDC are the upstream OpenID Connect providers offered on /login (Google, GitLab). One
+	// without a client id and secret is listed there as unavailable.
+	OIDC [2]OIDCProvider
+}
+
+// OIDCProvider is an upstream OpenID Connect provider: its issuer and this service's client
+// registration there, whose redirect URI is <public URL>/auth/v1/callback.
+type OIDCProvider struct {
+	Name, Label  string
+	Issuer       string
+	ClientID     string
+	ClientSecret string
 }
 
 // S3 locates an S3-compatible object store.
@@ -104,6 +116,10 @@ func Default() Config {
 		TokenRateIP:          Rate{Count: 150, Per: 5 * time.Minute, Burst: 30},
 		TokenRateAccount:     Rate{Count: 30, Per: 5 * time.Minute, Burst: 10},
 		ShutdownTimeout:      15 * time.Second,
+		OIDC: [2]OIDCProvider{
+			{Name: "google", Label: "Google", Issuer: "https://accounts.google.com"},
+			{Name: "gitlab", Label: "GitLab", Issuer: "https://gitlab.com"},
+		},
 	}
 }
 
@@ -133,6 +149,12 @@ var settings = []setting{
 	{"MASTHEAD_S3_ACCESS_KEY", "s3-access-key", "S3 access key id (secret)", func(c *Config) flag.Value { return (*secretValue)(&c.S3.AccessKey) }},
 	{"MASTHEAD_S3_SECRET_KEY", "s3-secret-key", "S3 secret key (secret; prefer the environment)", func(c *Config) flag.Value { return (*secretValue)(&c.S3.SecretKey) }},
 	{"MASTHEAD_S3_PATH_STYLE", "s3-path-style", "address the bucket as <endpoint>/<bucket> (true/false)", func(c *Config) flag.Value { return (*boolValue)(&c.S3.PathStyle) }},
+	{"MASTHEAD_OIDC_GOOGLE_ISSUER", "oidc-google-issuer", "OpenID Connect issuer of the Google sign-in", func(c *Config) flag.Value { return (*stringValue)(&c.OIDC[0].Issuer) }},
+	{"MASTHEAD_OIDC_GOOGLE_CLIENT_ID", "oidc-google-client-id", "client id of the Google sign-in", func(c *Config) flag.Value { return (*stringValue)(&c.OIDC[0].ClientID) }},
+	{"MASTHEAD_OIDC_GOOGLE_CLIENT_SECRET", "oidc-google-client-secret", "client secret of the Google sign-in (secret)", func(c *Config) flag.Value { return (*secretValue)(&c.OIDC[0].ClientSecret) }},
+	{"MASTHEAD_OIDC_GITLAB_ISSUER", "oidc-gitlab-issuer", "OpenID Connect issuer of the GitLab sign-in", func(c *Config) flag.Value { return (*stringValue)(&c.OIDC[1].Issuer) }},
+	{"MASTHEAD_OIDC_GITLAB_CLIENT_ID", "oidc-gitlab-client-id", "client id of the GitLab sign-in", func(c *Config) flag.Value { return (*stringValue)(&c.OIDC[1].ClientID) }},
+	{"MASTHEAD_OIDC_GITLAB_CLIENT_SECRET", "oidc-gitlab-client-secret", "client secret of the GitLab sign-in (secret)", func(c *Config) flag.Value { return (*secretValue)(&c.OIDC[1].ClientSecret) }},
 }
 
 // FromEnv starts from Default and applies every environment variable that is set and not
@@ -191,6 +213,11 @@ func (c Config) Validate() error {
 	if c.S3.Endpoint != "" && c.S3.Bucket == "" {
 		errs = append(errs, errors.New("config: MASTHEAD_S3_BUCKET is required with MASTHEAD_S3_ENDPOINT"))
 	}
+	for _, p := range c.OIDC {
+		if p.Issuer != "" && !strings.HasPrefix(p.Issuer, "https://") && !strings.HasPrefix(p.Issuer, "http://") {
+			errs = append(errs, fmt.Errorf("config: the %s OpenID Connect issuer %q must be an http(s) URL", p.Label, p.Issuer))
+		}
+	}
 	if c.BcryptCost < 4 || c.BcryptCost > 31 {
 		errs = append(errs, errors.New("config: MASTHEAD_BCRYPT_COST must be between 4 and 31"))
 	}
@@ -229,6 +256,7 @@ func (c Config) Redacted() []any {
 		"jwt_exp", c.JWTExp.String(), "refresh_reuse_interval", c.RefreshReuseInterval.String(),
 		"token_rate_ip", c.TokenRateIP.String(), "token_rate_account", c.TokenRateAccount.String(),
 		"storage_dir", c.StorageDir, "s3_endpoint", c.S3.Endpoint, "s3_bucket", c.S3.Bucket,
+		"oidc_google_client_secret", set(c.OIDC[0].ClientSecret), "oidc_gitlab_client_secret", set(c.OIDC[1].ClientSecret),
 	}
 }
 
