@@ -95,11 +95,13 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 		BcryptCost:     s.cfg.BcryptCost,
 		IPLimit:        auth.Limit(s.cfg.TokenRateIP),
 		AccountLimit:   auth.Limit(s.cfg.TokenRateAccount),
+		OIDC:           oidcProviders(s.cfg.OIDC[:]),
 	}, s.log)
 	if err != nil {
 		return err
 	}
 	s.auth.Mount(e.Group("/auth/v1"))
+	s.auth.MountDiscovery(e)
 
 	// REST (PostgREST-compatible), every route behind the publishable key. The schema cache
 	// follows NOTIFY masthead while Serve runs.
@@ -148,6 +150,15 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 		return s.mountDashboard()
 	}
 	return nil
+}
+
+// oidcProviders hands the configured upstream providers to the identity service.
+func oidcProviders(ps []config.OIDCProvider) []auth.OIDCProvider {
+	out := make([]auth.OIDCProvider, len(ps))
+	for i, p := range ps {
+		out[i] = auth.OIDCProvider(p)
+	}
+	return out
 }
 
 // storageBackend is the S3-compatible store when configured, else the local folder.
