@@ -70,66 +70,98 @@ var bulkAngles = []string{
 // seedBulk adds n generated publications to t's project, written by its editor and taken
 // through the workflow in bulk. Every other one shows one of the demo images (each link is a
 // checked, triggered insert, so not all of them); scheduled ones get a promo.
+//
+// It works a batch at a time, drafts to final status, so the rows each UPDATE touches were
+// written moments before and are still in shared buffers: a whole project at 100k rows, with
+// the dead versions every move leaves, is several times larger than the server's cache.
 func seedBulk(ctx context.Context, pool *pgxpool.Pool, t *team, n int, log *slog.Logger) error {
 	if len(t.mediaIDs) == 0 {
 		return fmt.Errorf("seed: no demo media to reuse for %s", t.spec.Slug)
 	}
 	start := time.Now()
-	p := t.spec
-	titles := make([]string, len(p.BulkSubjects))
-	slugs := make([]string, len(p.BulkSubjects))
-	for i, s := range p.BulkSubjects {
-		titles[i] = strings.ToUpper(s[:1]) + s[1:]
-		slugs[i] = slugify(s)
+	b := bulkWriter{pool: pool, t: t, ends: bulkEnds(), templates: bulkTemplates(t.spec)}
+	for _, s := range t.spec.BulkSubjects {
+		b.titles = append(b.titles, strings.ToUpper(s[:1])+s[1:])
+		b.slugs = append(b.slugs, slugify(s))
 	}
-	templates := bulkTemplates(p)
-
 	for from := 1; from <= n; from += bulkBatch {
 		to := min(from+bulkBatch-1, n)
-		err := as(ctx, pool, t.editor, func(tx pgx.Tx) error {
-			_, err := tx.Exec(ctx, `
-				insert into public.publications (project_id, collection_id, title, slug, summary, body)
-				select $1,
-				       ($2::uuid[])[1 + g % cardinality($2::uuid[])],
-				       x.subject || ': ' || x.angle || ' (' || g || ')',
-				       'bulk-' || g || '-' || x.slug,
-				       'Our regular look at ' || lower(x.subject) || ', with the latest figures and what they mean for you.',
-				       format(($6::text[])[1 + g % cardinality($6::text[])], lower(x.subject), g)
-				from generate_series($7::int, $8::int) g
-				cross join lateral (select ($3::text[])[1 + g % cardinality($3::text[])] as subject,
-				                           ($4::text[])[1 + g % cardinality($4::text[])] as slug,
-				                           ($5::text[])[1 + (g / cardinality($3::text[])) % cardinality($5::text[])] as angle) x`,
-				t.projectID, t.collectionIDs, titles, slugs, bulkAngles, templates, from, to)
+		if err := b.batch(ctx, from, to); err != nil {
 			return err
-		})
-		if err != nil {
-			return fmt.Errorf("seed: bulk drafts: %w", err)
 		}
+		if from == 1 {
+			// The planner still believes the table holds a few dozen rows. Without fresh
+			// statistics the foreign-key checks of every row written next (images, promos,
+			// the audit) and the UPDATEs would each scan the whole table: quadratic time.
+			if _, err := pool.Exec(ctx, `analyze public.publications`); err != nil {
+				return fmt.Errorf("seed: analyze: %w", err)
+			}
+		}
+		if err := b.dress(ctx, from, to); err != nil {
+			return err
+		}
+		if err := b.move(ctx, from, to); err != nil {
+			return err
+		}
+		log.Debug("seed bulk batch", "project", t.spec.Slug, "to", to, "duration", time.Since(start))
 	}
-	log.Info("seed bulk drafts written", "project", p.Slug, "publications", n, "duration", time.Since(start))
+	log.Info("seed bulk publications written", "project", t.spec.Slug, "publications", n, "duration", time.Since(start))
+	return nil
+}
 
-	// The planner still believes the table holds a few dozen rows. Without fresh statistics
-	// the foreign-key checks of every row written below (images, promos, the audit) and the
-	// UPDATEs would each scan the whole table: quadratic, minutes instead of seconds.
-	if _, err := pool.Exec(ctx, `analyze public.publications`); err != nil {
-		return fmt.Errorf("seed: analyze: %w", err)
+// bulkWriter holds what every batch of one project needs.
+type bulkWriter struct {
+	pool            *pgxpool.Pool
+	t               *team
+	ends, templates []string
+	titles, slugs   []string // of the project's bulk subjects
+}
+
+// batch inserts drafts number from to to, as the editor.
+func (b *bulkWriter) batch(ctx context.Context, from, to int) error {
+	err := as(ctx, b.pool, b.t.editor, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `
+			insert into public.publications (project_id, collection_id, title, slug, summary, body)
+			select $1,
+			       ($2::uuid[])[1 + g % cardinality($2::uuid[])],
+			       x.subject || ': ' || x.angle || ' (' || g || ')',
+			       'bulk-' || g || '-' || x.slug,
+			       'Our regular look at ' || lower(x.subject) || ', with the latest figures and what they mean for you.',
+			       format(($6::text[])[1 + g % cardinality($6::text[])], lower(x.subject), g)
+			from generate_series($7::int, $8::int) g
+			cross join lateral (select ($3::text[])[1 + g % cardinality($3::text[])] as subject,
+			                           ($4::text[])[1 + g % cardinality($4::text[])] as slug,
+			                           ($5::text[])[1 + (g / cardinality($3::text[])) % cardinality($5::text[])] as angle) x`,
+			b.t.projectID, b.t.collectionIDs, b.titles, b.slugs, bulkAngles, b.templates, from, to)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("seed: bulk drafts: %w", err)
 	}
+	return nil
+}
 
-	ends := bulkEnds()
-	err := as(ctx, pool, t.editor, func(tx pgx.Tx) error {
+// dress gives the batch's drafts their images and the scheduled-to-be their promo, as the
+// editor.
+func (b *bulkWriter) dress(ctx context.Context, from, to int) error {
+	p := b.t.spec
+	err := as(ctx, b.pool, b.t.editor, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `
 			insert into public.publication_media (project_id, publication_id, media_id, position)
 			select p.project_id, p.id, ($2::uuid[])[1 + `+bulkN+` % cardinality($2::uuid[])], 0
 			from public.publications p
-			where p.project_id = $1 and p.slug like 'bulk-%' and `+bulkN+` % 2 = 1`, t.projectID, t.mediaIDs); err != nil {
+			where p.project_id = $1 and p.status = 'draft' and p.slug like 'bulk-%'
+			  and `+bulkN+` between $3 and $4 and `+bulkN+` % 2 = 1`,
+			b.t.projectID, b.t.mediaIDs, from, to); err != nil {
 			return fmt.Errorf("place media: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `
 			insert into public.promos (project_id, publication_id, channel, body, link)
 			select p.project_id, p.id, $3, p.title || ' ' || $4 || p.slug, $4 || p.slug
 			from public.publications p
-			where p.project_id = $1 and p.slug like 'bulk-%' and `+bulkEndSQL+` = 'scheduled'`,
-			t.projectID, ends, p.Channels[0], "https://"+p.Domain+"/"); err != nil {
+			where p.project_id = $1 and p.status = 'draft' and p.slug like 'bulk-%'
+			  and `+bulkN+` between $5 and $6 and `+bulkEndSQL+` = 'scheduled'`,
+			b.t.projectID, b.ends, p.Channels[0], "https://"+p.Domain+"/", from, to); err != nil {
 			return fmt.Errorf("promos: %w", err)
 		}
 		return nil
@@ -137,43 +169,40 @@ func seedBulk(ctx context.Context, pool *pgxpool.Pool, t *team, n int, log *slog
 	if err != nil {
 		return fmt.Errorf("seed: bulk media and promos: %w", err)
 	}
-	log.Info("seed bulk media and promos written", "project", p.Slug, "duration", time.Since(start))
+	return nil
+}
 
-	people := map[string]actor{"editor": t.editor, "reviewer": t.reviewer, "lead": t.lead}
+// move takes the batch through bulkSteps, each step one UPDATE as the person who makes it.
+func (b *bulkWriter) move(ctx context.Context, from, to int) error {
+	people := map[string]actor{"editor": b.t.editor, "reviewer": b.t.reviewer, "lead": b.t.lead}
 	for _, step := range bulkSteps {
-		stepStart := time.Now()
-		var moved int64
-		err := as(ctx, pool, people[step.by], func(tx pgx.Tx) error {
+		err := as(ctx, b.pool, people[step.by], func(tx pgx.Tx) error {
 			// Only a scheduled row carries a date, somewhere in the next thirty days.
-			tag, err := tx.Exec(ctx, `
+			_, err := tx.Exec(ctx, `
 				update public.publications p
 				   set status = $4,
 				       scheduled_for = case when $4 = 'scheduled'
 				                            then now() + make_interval(hours => 1 + `+bulkN+` % (24 * 30))
 				                       end
 				 where p.project_id = $1 and p.status = $3 and p.slug like 'bulk-%'
-				   and `+bulkEndSQL+` = any ($5::text[])`,
-				t.projectID, ends, step.from, step.to, step.ends)
-			if err != nil {
+				   and `+bulkN+` between $6 and $7 and `+bulkEndSQL+` = any ($5::text[])`,
+				b.t.projectID, b.ends, step.from, step.to, step.ends, from, to)
+			if err != nil || step.to != "approved" {
 				return err
-			}
-			moved = tag.RowsAffected()
-			if step.to != "approved" {
-				return nil
 			}
 			// Reviewers leave a comment on every third piece they pass.
 			_, err = tx.Exec(ctx, `
 				insert into public.reviews (project_id, publication_id, verdict, notes)
 				select p.project_id, p.id, 'comment', ($2::text[])[1 + `+bulkN+` % cardinality($2::text[])]
 				from public.publications p
-				where p.project_id = $1 and p.status = 'approved' and p.slug like 'bulk-%' and `+bulkN+` % 3 = 0`,
-				t.projectID, commentNotes)
+				where p.project_id = $1 and p.status = 'approved' and p.slug like 'bulk-%'
+				  and `+bulkN+` between $3 and $4 and `+bulkN+` % 3 = 0`,
+				b.t.projectID, commentNotes, from, to)
 			return err
 		})
 		if err != nil {
 			return fmt.Errorf("seed: bulk move to %s as %s: %w", step.to, step.by, err)
 		}
-		log.Info("seed bulk move", "project", p.Slug, "to", step.to, "rows", moved, "duration", time.Since(stepStart))
 	}
 	return nil
 }
