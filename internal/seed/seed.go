@@ -59,8 +59,10 @@ type Summary struct {
 
 // Run seeds the demo data into the database at ownerURL, which must name a superuser (it
 // creates accounts and projects, which no user may). It is idempotent: when the demo projects
-// exist it does nothing and reports Skipped. A run that stopped half-way leaves some of them
-// behind and is refused, because the audit it wrote cannot be removed; seed a fresh database.
+// exist it does nothing and reports Skipped. They are created together, first, so a run cut
+// short after that is not completed by running again, and cannot be undone either (its audit
+// is append-only): seed a fresh database instead. Some but not all of them existing means
+// someone made one by hand, and is refused.
 func Run(ctx context.Context, ownerURL string, opts Options) (Summary, error) {
 	start := time.Now()
 	if opts.MediaDir == "" {
@@ -91,7 +93,7 @@ func Run(ctx context.Context, ownerURL string, opts Options) (Summary, error) {
 		opts.Log.Info("seed skipped: demo projects exist")
 		return Summary{Skipped: true, Duration: time.Since(start)}, nil
 	case existing > 0:
-		return Summary{}, fmt.Errorf("seed: %d of the %d demo projects exist (an earlier run stopped half-way); seed a fresh database", existing, len(projects))
+		return Summary{}, fmt.Errorf("seed: %d of the %d demo projects already exist, made by something other than the seed; seed a fresh database", existing, len(projects))
 	}
 
 	teams, err := setup(ctx, pool, opts)

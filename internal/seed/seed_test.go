@@ -320,7 +320,7 @@ func TestRefusesPartialDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Run(ctx, db.OwnerURL, Options{MediaDir: t.TempDir()})
-	if err == nil || !strings.Contains(err.Error(), "half-way") {
+	if err == nil || !strings.Contains(err.Error(), "1 of the 3 demo projects already exist") {
 		t.Fatalf("want a refusal, got %v", err)
 	}
 }
