@@ -160,6 +160,8 @@ func TestUpdateDelete(t *testing.T) {
 	runSequential(t, f, []scenario{
 		{"patch with representation", call{method: "PATCH", user: "editorA", path: "/publications?id=eq." + delta + "&select=title,version",
 			body: `{"title":"Delta edited"}`, header: prefer("return=representation")}, 200, wantBody(`[{"title":"Delta edited","version":2}]`)},
+		{"patch representation with an embed", call{method: "PATCH", user: "editorA", path: "/publications?id=eq." + delta + "&select=title,author:profiles!author_id(email),promos(channel)",
+			body: `{"summary":"s1"}`, header: prefer("return=representation")}, 200, wantBody(`[{"title":"Delta edited","author":{"email":"editorA@example.test"},"promos":[]}]`)},
 		{"patch minimal is 204", call{method: "PATCH", user: "editorA", path: "/publications?id=eq." + delta, body: `{"summary":"s2"}`}, 204, nil},
 		{"patch without filter is refused", call{method: "PATCH", user: "editorA", path: "/promos", body: `{"body":"all"}`}, 400,
 			func(t *testing.T, f *fixture, r reply) {
