@@ -57,10 +57,10 @@ func (a *App) fail(c echo.Context, err error) error {
 	}
 	m.Page.Title = m.Heading
 	if isHTMX(c) {
-		// htmx would drop an error answer; show it as a whole page instead.
-		c.Response().Header().Set("HX-Retarget", "body")
-		c.Response().Header().Set("HX-Reswap", "innerHTML")
-		c.Response().Header().Set("HX-Reselect", "main")
+		// The error replaces the page's content, not the small part the request aimed at.
+		c.Response().Header().Set("HX-Retarget", "#main")
+		c.Response().Header().Set("HX-Reswap", "outerHTML")
+		c.Response().Header().Set("HX-Reselect", "#main")
 	}
 	return a.render(c, status, pages.Error(m))
 }

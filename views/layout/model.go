@@ -35,10 +35,11 @@ type Flash struct {
 }
 
 // htmxConfig keeps htmx inside the Content-Security-Policy (no inline styles, no eval, no
-// script from swapped content), lets 4xx answers that carry a page part (400, 403, 409, 422)
-// be swapped in so people see why, and keeps pages out of localStorage: Back reloads from the
-// server, which always answers the full page.
+// script from swapped content), swaps error answers too (the dashboard answers every refusal
+// with a page part that says why: a panel with a notice, or an error page retargeted to main),
+// and keeps pages out of localStorage: Back reloads from the server, which always answers the
+// full page.
 const htmxConfig = `{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false,` +
 	`"selfRequestsOnly":true,"historyCacheSize":0,"refreshOnHistoryMiss":true,` +
 	`"responseHandling":[{"code":"204","swap":false},{"code":"[23]..","swap":true},` +
-	`{"code":"(400|403|409|422)","swap":true,"error":false},{"code":"...","swap":false,"error":true}]}`
+	`{"code":"[45]..","swap":true,"error":false}]}`
