@@ -461,3 +461,34 @@ func TestPublishDue(t *testing.T) {
 		}
 	}
 }
+
+// TestAddReview: reviewers, leads and owners comment without moving the publication; the review
+// is theirs; editors and viewers are refused; an empty note is a 400.
+func TestAddReview(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	id := f.inStatus(t, "reviewing")
+	addReview := func(user, note string) (reviewer, verdict string, err error) {
+		err = pg.WithCaller(context.Background(), f.db.Pool, f.caller(user), pg.ReadWrite, func(tx pgx.Tx) error {
+			return tx.QueryRow(context.Background(), `select reviewer_id::text, verdict from add_review($1, $2)`, id, note).Scan(&reviewer, &verdict)
+		})
+		return
+	}
+	for _, u := range []string{"reviewerA", "leadA", "ownerA"} {
+		reviewer, verdict, err := addReview(u, "Consider a stronger headline.")
+		if err != nil || reviewer != f.users[u] || verdict != "comment" {
+			t.Errorf("add_review by %s: %s %s %v", u, reviewer, verdict, err)
+		}
+	}
+	for _, u := range []string{"editorA", "viewerA"} {
+		if _, _, err := addReview(u, "drive-by"); sqlstate(err) != "42501" {
+			t.Errorf("add_review by %s: %v, want 42501", u, err)
+		}
+	}
+	if _, _, err := addReview("reviewerA", " "); sqlstate(err) != "PT400" {
+		t.Errorf("empty note: %v", err)
+	}
+	if s, _ := f.statusOf(t, id); s != "reviewing" || len(f.events(t, id)) != 1 {
+		t.Errorf("a comment moved the publication: %s", s)
+	}
+}

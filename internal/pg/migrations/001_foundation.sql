@@ -688,8 +688,9 @@ begin
     raise exception using errcode = '42501',
       message = format('a %s cannot add reviews', coalesce(app.member_role(v_project), 'non-member'));
   end if;
-  insert into public.reviews (project_id, publication_id, reviewer_id, verdict, notes)
-  values (v_project, add_review.publication_id, auth.uid(), 'comment', note)
+  -- reviewer_id defaults to the caller; callers may not set it.
+  insert into public.reviews (project_id, publication_id, verdict, notes)
+  values (v_project, add_review.publication_id, 'comment', note)
   returning * into r;
   return r;
 end $$;
