@@ -176,7 +176,6 @@ func TestJourney(t *testing.T) {
 
 // TestAddReview leaves a comment through the tool and finds it on the publication.
 func TestAddReview(t *testing.T) {
-	t.Skip("blocked by migration 001: public.add_review inserts reviews.reviewer_id, which authenticated has no INSERT grant on (42501); fix belongs to internal/pg")
 	s := newStack(t)
 	reviewer := s.connect(t, "reviewer")
 	var out mcp.ReviewOut
