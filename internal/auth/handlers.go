@@ -18,6 +18,7 @@ func (s *Service) Mount(g *echo.Group) {
 	g.POST("/token", s.token, s.RequireAPIKey)
 	g.GET("/user", s.user, s.RequireAPIKey)
 	g.POST("/logout", s.logout, s.RequireAPIKey)
+	s.mountOAuth(g)
 }
 
 // echoAPIVersion answers in the 2024-01-01 format when asked to, and says so in the response
@@ -64,6 +65,8 @@ type tokenParams struct {
 	Password     string `json:"password"`
 	RefreshToken string `json:"refresh_token"`
 	GrantType    string `json:"grant_type"`
+	AuthCode     string `json:"auth_code"`
+	CodeVerifier string `json:"code_verifier"`
 }
 
 func (s *Service) token(c echo.Context) error {
@@ -86,6 +89,8 @@ func (s *Service) token(c echo.Context) error {
 		resp, err = s.PasswordGrant(ctx, p.Email, p.Password, client)
 	case "refresh_token":
 		resp, err = s.RefreshGrant(ctx, p.RefreshToken, client)
+	case "pkce":
+		resp, err = s.PKCEGrant(ctx, p.AuthCode, p.CodeVerifier, client)
 	default:
 		err = apiError(http.StatusBadRequest, CodeInvalidCredentials, "unsupported_grant_type")
 	}
@@ -104,7 +109,8 @@ func readTokenParams(r *http.Request) (tokenParams, error) {
 			return p, validationError("Could not parse the form body")
 		}
 		p = tokenParams{Email: r.PostForm.Get("email"), Phone: r.PostForm.Get("phone"), Password: r.PostForm.Get("password"),
-			RefreshToken: r.PostForm.Get("refresh_token"), GrantType: r.PostForm.Get("grant_type")}
+			RefreshToken: r.PostForm.Get("refresh_token"), GrantType: r.PostForm.Get("grant_type"),
+			AuthCode: r.PostForm.Get("auth_code"), CodeVerifier: r.PostForm.Get("code_verifier")}
 		return p, nil
 	}
 	if err := json.NewDecoder(r.Body).Decode(&p); err != nil && !errors.Is(err, io.EOF) {
