@@ -17,6 +17,8 @@ func (a *App) Register(e *echo.Echo) {
 	e.GET("/login", a.showLogin, page...)
 	e.POST("/login", a.login, page...)
 	e.POST("/logout", a.logout, page...)
+	e.GET("/login/provider/:name", a.providerLogin, page...)
+	e.GET("/login/callback", a.providerCallback, page...)
 
 	in := append(page, a.requireUser)
 	e.GET("/", a.home, in...)
