@@ -82,7 +82,10 @@ func (o *oauthServer) authorize(c echo.Context) error {
 	}
 	var id string
 	err = o.asAuthTx(ctx, "start authorization", pg.ReadWrite, func(tx pgx.Tx) error {
+		// Authorizations a day past their expiry are swept here. Used ones are kept that long so
+		// that a code replayed late still revokes what it issued.
 		return tx.QueryRow(ctx, `
+			with gc as (delete from auth.oauth_authorizations where expires_at < now() - interval '1 day')
 			insert into auth.oauth_authorizations (client_id, redirect_uri, redirect_uri_given, scope, state, resource,
 			  code_challenge, expires_at)
 			values ($1, $2, $3, $4, nullif($5, ''), nullif($6, ''), $7, now() + $8::interval)

@@ -144,6 +144,9 @@ func (s *Service) ExchangeCode(ctx context.Context, cl *oauthClient, code, redir
 		if err != nil {
 			return err
 		}
+		if u.banned(s.now()) {
+			return invalidGrant("the account is blocked") // roll the session back
+		}
 		_, err = tx.Exec(ctx, `update auth.oauth_authorizations set session_id = $2 where id = $1`, authorization, sid)
 		return err
 	})
@@ -156,9 +159,6 @@ func (s *Service) ExchangeCode(ctx context.Context, cl *oauthClient, code, redir
 	}
 	if refusal != nil {
 		return nil, refusal
-	}
-	if u.banned(s.now()) {
-		return nil, invalidGrant("the account is blocked")
 	}
 	return s.issue(u, sid, "aal1", started, refresh, sessionClient{ID: cl.ID, Scope: scope})
 }

@@ -137,7 +137,9 @@ func (o *oidcServer) authorize(c echo.Context) error {
 	}
 	state, nonce, verifier := randomToken(32), randomToken(16), oauth2.GenerateVerifier()
 	err = o.asAuthTx(ctx, "start flow", pg.ReadWrite, func(tx pgx.Tx) error {
+		// Flows nobody finished are swept here, by the index on expires_at, so none outlive their use.
 		_, err := tx.Exec(ctx, `
+			with gc as (delete from auth.flow_state where expires_at < now())
 			insert into auth.flow_state (state_hash, provider, nonce, upstream_verifier, code_challenge, redirect_to, expires_at)
 			values ($1, $2, $3, $4, $5, $6, now() + $7::interval)`,
 			hashToken(state), p.Name, nonce, verifier, challenge, redirect, flowTTL.String())
@@ -356,6 +358,9 @@ func (s *Service) PKCEGrant(ctx context.Context, code, verifier string, c Client
 			return nil // commit: the code is used up either way
 		}
 		u, sid, started, err = startSession(ctx, tx, uid, c, sessionClient{}, refresh)
+		if err == nil && u.banned(s.now()) {
+			return errUserBanned // roll the session back
+		}
 		return err
 	})
 	if err != nil {
@@ -363,9 +368,6 @@ func (s *Service) PKCEGrant(ctx context.Context, code, verifier string, c Client
 	}
 	if refusal != nil {
 		return nil, refusal
-	}
-	if u.banned(s.now()) {
-		return nil, errUserBanned
 	}
 	return s.issue(u, sid, "aal1", started, refresh, sessionClient{})
 }
