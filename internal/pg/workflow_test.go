@@ -3,6 +3,7 @@ package pg_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -225,6 +226,11 @@ func TestRolesRefused(t *testing.T) {
 		if _, _, err := f.rpcSchedule(u, id, "1 day"); sqlstate(err) != "42501" {
 			t.Errorf("schedule by %s: %v", u, err)
 		}
+	}
+	// The refusal says who may not do what, in a sentence a person reads.
+	rev := f.inStatus(t, "reviewing")
+	if _, _, err := f.rpc("editor2A", "approve", rev, "x"); err == nil || !strings.Contains(err.Error(), "An editor cannot approve publications") {
+		t.Errorf("refusal message: %v", err)
 	}
 	// Reviewers judge drafts; they do not edit them.
 	id := f.inStatus(t, "draft")

@@ -399,6 +399,20 @@ as $$
 $$;
 grant execute on function app.status_label(text) to authenticated, masthead_scheduler;
 
+-- role_phrase names a project role as a sentence starts with it: "an editor cannot …".
+create function app.role_phrase(r text) returns text
+language sql immutable
+as $$
+  select case r
+    when 'owner' then 'An owner'
+    when 'lead' then 'A lead'
+    when 'editor' then 'An editor'
+    when 'reviewer' then 'A reviewer'
+    when 'viewer' then 'A viewer'
+    else 'Someone outside this project' end
+$$;
+grant execute on function app.role_phrase(text) to authenticated, masthead_scheduler;
+
 -- write_event is the only writer of status_events. It runs as the owner because callers hold no
 -- INSERT on the audit; the audit's own trigger refuses any insert not made from a trigger.
 create function app.write_event(p_project uuid, p_publication uuid, p_from text, p_to text,
@@ -443,7 +457,7 @@ begin
      is distinct from (old.title, old.slug, old.summary, old.body, old.collection_id) then
     if v_role is null or v_role not in ('editor', 'lead', 'owner') then
       raise exception using errcode = '42501',
-        message = format('a %s cannot edit publications', coalesce(v_role, 'non-member'));
+        message = format('%s cannot edit publications', app.role_phrase(v_role));
     end if;
     if old.status not in ('draft', 'changes_requested') then
       raise exception using errcode = 'PT409',
@@ -462,7 +476,7 @@ begin
     if not v_scheduler then
       if v_role is null or not (v_role = any (v_rule.roles)) then
         raise exception using errcode = '42501',
-          message = format('a %s cannot %s publications', coalesce(v_role, 'non-member'), replace(v_rule.intent, '_', ' '));
+          message = format('%s cannot %s publications', app.role_phrase(v_role), replace(v_rule.intent, '_', ' '));
       end if;
       if v_rule.intent = 'approve' and old.author_id = auth.uid() then
         raise exception using errcode = '42501', message = 'you cannot approve a publication you wrote';
@@ -590,7 +604,7 @@ begin
   v_role := app.member_role(v.project_id);
   if not exists (select 1 from app.transitions t where t.intent = p_intent and v_role = any (t.roles)) then
     raise exception using errcode = '42501',
-      message = format('a %s cannot %s publications', coalesce(v_role, 'non-member'), replace(p_intent, '_', ' '));
+      message = format('%s cannot %s publications', app.role_phrase(v_role), replace(p_intent, '_', ' '));
   end if;
   if p_intent = 'approve' and v.author_id = auth.uid() then
     raise exception using errcode = '42501', message = 'you cannot approve a publication you wrote',
@@ -686,7 +700,7 @@ begin
   end if;
   if coalesce(app.member_role(v_project), '') not in ('reviewer', 'lead', 'owner') then
     raise exception using errcode = '42501',
-      message = format('a %s cannot add reviews', coalesce(app.member_role(v_project), 'non-member'));
+      message = format('%s cannot add reviews', app.role_phrase(app.member_role(v_project)));
   end if;
   -- reviewer_id defaults to the caller; callers may not set it.
   insert into public.reviews (project_id, publication_id, verdict, notes)
