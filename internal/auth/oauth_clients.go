@@ -302,6 +302,9 @@ func (s *Service) authenticateClient(ctx context.Context, r *http.Request, form 
 	} else if err != nil {
 		return nil, err
 	}
+	if method == authBasic && secret == "" && cl.AuthMethod == authNone {
+		method = authNone // a public client naming itself in Basic with an empty password
+	}
 	if cl.AuthMethod != method {
 		return nil, errInvalidClient
 	}
