@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -82,11 +83,27 @@ func TestCaller(t *testing.T) {
 		if res := e.do(t, request{path: "/auth/v1/logout?scope=local", bearer: other.access}); res.status != http.StatusNoContent {
 			t.Fatalf("logout: %d %s", res.status, res.raw)
 		}
-		if _, err := svc.Caller(req("Bearer " + other.access)); !errors.Is(err, auth.ErrInvalidToken) {
-			t.Fatalf("err = %v, want ErrInvalidToken for a signed-out session", err)
+		// The signature is still good, so Caller accepts it; the database refuses the ended
+		// session as the caller's transaction starts, and every surface answers 401.
+		c, err := svc.Caller(req("Bearer " + other.access))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if _, err := svc.Caller(req("Bearer " + s.access)); err != nil {
-			t.Fatalf("the other session must still work: %v", err)
+		err = pg.WithCaller(context.Background(), e.DB.Pool, c, pg.ReadOnly, func(pgx.Tx) error { return nil })
+		if !errors.Is(err, pg.ErrSessionEnded) {
+			t.Fatalf("transaction as a signed-out session: %v, want pg.ErrSessionEnded", err)
+		}
+		res := e.do(t, request{method: http.MethodGet, path: "/rest/v1/channels?select=slug", bearer: other.access})
+		if res.status != http.StatusUnauthorized || !strings.Contains(string(res.raw), "PGRST301") ||
+			!strings.Contains(res.header.Get("WWW-Authenticate"), "invalid_token") {
+			t.Fatalf("REST with a signed-out session: %d %s %v", res.status, res.raw, res.header)
+		}
+		if res := e.do(t, request{method: http.MethodGet, path: "/storage/v1/object/authenticated/media/x/y.png", bearer: other.access}); res.status != http.StatusUnauthorized {
+			t.Fatalf("storage with a signed-out session: %d %s", res.status, res.raw)
+		}
+		if res := e.do(t, request{method: http.MethodGet, path: "/rest/v1/channels?select=slug&slug=eq.x", bearer: s.access,
+			headers: map[string]string{"Accept": "application/vnd.pgrst.object+json"}}); res.status != http.StatusOK {
+			t.Fatalf("the other session must still work: %d %s", res.status, res.raw)
 		}
 	})
 }

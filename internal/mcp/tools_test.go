@@ -209,7 +209,7 @@ func TestRefusals(t *testing.T) {
 		{"stale version", editor, "withdraw", map[string]any{"publication_id": s.pubs["Tide tables"], "expected_version": 1},
 			"Refused: The publication changed since you loaded it (you had version 1, it is now version 2, in review)."},
 		{"role may not", editor, "approve", map[string]any{"publication_id": s.pubs["Tide tables"]},
-			"Not allowed: A editor cannot approve publications."},
+			"Not allowed: An editor cannot approve publications."},
 		{"viewer cannot write promos", viewer, "upsert_promo", map[string]any{"publication_id": s.pubs["Tide tables"], "channel": "x", "body": "hi"},
 			"Not allowed: your role cannot write promos in this project"},
 		{"note required", s.connect(t, "reviewer"), "request_changes", map[string]any{"publication_id": s.pubs["Tide tables"], "note": " "},

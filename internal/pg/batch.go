@@ -24,7 +24,7 @@ type Stmt struct {
 
 // batchSetupSQL applies a caller and further settings in one fixed
 // statement whatever the settings.
-const batchSetupSQL = `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true),
+const batchSetupSQL = `select set_config('role', $1, true), app.check_session(set_config('request.jwt.claims', $2, true)),
   (select count(set_config(k, v, true)) from unnest($3::text[], $4::text[]) as s(k, v))`
 
 // maxPrepared caps the statements this package keeps prepared per
@@ -71,7 +71,7 @@ func ExecAsCaller(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, 
 	if err != nil && explicitTx && !conn.IsClosed() {
 		_ = EndTx(ctx, conn, false)
 	}
-	return results, err
+	return results, sessionError(err)
 }
 
 func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, explicitTx bool, stmts []Stmt) ([]*pgconn.Result, error) {

@@ -2,12 +2,28 @@ package pg
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
+
+// ErrSessionEnded says the caller's claims name an auth session that no longer exists: the user
+// signed out, or the session was revoked. Surfaces answer it as an invalid token (401).
+var ErrSessionEnded = errors.New("pg: the session of this token has ended")
+
+// sessionEndedCode is what app.check_session raises.
+const sessionEndedCode = "PT401"
+
+// sessionError marks the setup's refusal of an ended session as ErrSessionEnded.
+func sessionError(err error) error {
+	if f, ok := ErrorFields(err); ok && f.Code == sessionEndedCode {
+		return fmt.Errorf("%w: %w", ErrSessionEnded, err)
+	}
+	return err
+}
 
 // Fields are the parts of a database error that are safe to show a client: PostgREST shows
 // code, message, details and hint, and so do we.

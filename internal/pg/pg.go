@@ -68,8 +68,10 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 }
 
 // setupSQL switches role and publishes the claims in one statement. Both settings are local to
-// the transaction, so nothing leaks to the next user of the pooled connection.
-const setupSQL = `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true)`
+// the transaction, so nothing leaks to the next user of the pooled connection. The claims pass
+// through app.check_session, which refuses those of a session that has ended; passing them as
+// its argument makes the order certain: published, then checked.
+const setupSQL = `select set_config('role', $1, true), app.check_session(set_config('request.jwt.claims', $2, true))`
 
 // WithCaller runs fn in one transaction as c. The transaction commits when fn returns nil and
 // rolls back otherwise, so a multi-step write is all or nothing.
@@ -92,7 +94,7 @@ func Setup(ctx context.Context, tx pgx.Tx, c Caller) error {
 		claims = "{}"
 	}
 	if _, err := tx.Exec(ctx, setupSQL, c.Role, claims); err != nil {
-		return fmt.Errorf("pg: set caller: %w", err)
+		return fmt.Errorf("pg: set caller: %w", sessionError(err))
 	}
 	for k, v := range c.Settings {
 		if _, err := tx.Exec(ctx, `select set_config($1, $2, true)`, k, v); err != nil {

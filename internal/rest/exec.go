@@ -143,6 +143,11 @@ func (h *Handler) dbError(rq *request, err error) error {
 	if errors.As(err, &e) {
 		return e
 	}
+	if errors.Is(err, pg.ErrSessionEnded) {
+		// The token verified, but its session is gone (signed out or revoked): to the client
+		// this is an invalid token, answered as the Authenticator's refusals are.
+		return &Error{Status: http.StatusUnauthorized, Code: "PGRST301", Message: "JWT session has ended", cause: err}
+	}
 	if f, ok := pg.ErrorFields(err); ok {
 		return &Error{Status: pg.HTTPStatus(f.Code, rq.caller.Role == pg.RoleAnon), Code: f.Code,
 			Message: f.Message, Details: f.Details, Hint: f.Hint, cause: err}

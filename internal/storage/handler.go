@@ -142,8 +142,11 @@ func (h *Handler) visibleMime(ctx context.Context, caller pg.Caller, key string)
 }
 
 // internal logs a failure that is not the client's doing and chooses 503 for an unreachable
-// database, 500 for the rest.
+// database, 500 for the rest; a token whose session has ended is the client's, a 401.
 func (h *Handler) internal(ctx context.Context, msg string, err error) *apiError {
+	if errors.Is(err, pg.ErrSessionEnded) {
+		return errUnauthorized // a valid signature of a signed-out session
+	}
 	h.log.ErrorContext(ctx, msg, "err", err)
 	if f, ok := pg.ErrorFields(err); ok && pg.HTTPStatus(f.Code, false) == http.StatusServiceUnavailable {
 		return errUnavailable
