@@ -207,6 +207,9 @@ func TestDashboard(t *testing.T) {
 			if strings.Contains(part.body, "<html") || part.count(`#queue-results`) != 1 {
 				t.Error("htmx request got more than the results")
 			}
+			if push := b.get("/p/northwind/queue?status=all&collection=&author=&from=&to=&q=&page=2", htmx("queue-results")...).header.Get("HX-Push-Url"); push != "/p/northwind/queue?page=2&status=all" {
+				t.Errorf("HX-Push-Url = %q", push)
+			}
 			word := strings.Fields(reviewing[1].title)[0]
 			found := b.get("/p/northwind/queue?q=" + url.QueryEscape(word))
 			if !strings.Contains(found.text(`[data-testid="queue"]`), word) {

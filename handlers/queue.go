@@ -118,6 +118,9 @@ func (a *App) queue(c echo.Context) error {
 	}
 	results := a.queueResults(pc, q, rows, total)
 	if wantsPart(c, "queue-results") {
+		// The address bar gets the canonical URL (defaults and empty fields left out), so the
+		// pushed history entry and a shared link read as the filters do.
+		c.Response().Header().Set("HX-Push-Url", q.url(pc.project.Slug, q.Page))
 		return a.render(c, http.StatusOK, pages.QueueResultsPart(results))
 	}
 	return a.render(c, http.StatusOK, pages.Queue(pages.QueueModel{
