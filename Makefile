@@ -9,7 +9,7 @@ APT_PKGS_PG := postgresql
 APT_PKGS_BROWSER := chromium chromium-driver fonts-dejavu-core
 NPM_DIRS  := $(patsubst %/package.json,%,$(wildcard internal/*/jstest/package.json e2e/package.json))
 
-.PHONY: run build test deps deps-pg deps-browser deps-node deps-npm lint generate bench clean
+.PHONY: run build test fuzz deps deps-pg deps-browser deps-node deps-npm lint generate bench clean
 
 run: build deps-pg
 	./$(BIN) dev
@@ -63,6 +63,17 @@ deps: deps-pg deps-browser deps-node deps-npm
 test: deps
 	$(GO) vet ./...
 	$(GO) test $(GOTESTFLAGS) ./...
+	$(MAKE) fuzz
+
+# fuzz runs each fuzz target of the PostgREST parser briefly; the seed corpora also run as
+# ordinary tests above. FUZZTIME=2m make fuzz digs deeper.
+FUZZTIME ?= 10s
+FUZZ_REST := FuzzSelect FuzzFilter FuzzOrder FuzzLogic FuzzQuery
+fuzz:
+	@for f in $(FUZZ_REST); do \
+		echo "fuzz $$f for $(FUZZTIME)"; \
+		$(GO) test ./internal/rest -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); \
