@@ -20,6 +20,7 @@ const actAsYou = "Read and change publications, reviews, promos and schedules in
 
 // scopeWords says each scope the service grants in plain words.
 var scopeWords = map[string]string{
+	"openid":  "Confirm which Masthead account you are",
 	"email":   "See your email address",
 	"profile": "See your name",
 }

@@ -38,8 +38,8 @@ var registerLimit = Limit{Count: 20, Per: time.Hour, Burst: 20}
 
 // grantableScopes are the scopes this server grants (the dashboard's consent page words them). Every
 // token acts as the person under row-level security whatever the scope; the scopes say which
-// facts about the person the client may read from the token.
-var grantableScopes = map[string]bool{"email": true, "profile": true}
+// facts about the person the client may read from the token, and openid adds an ID token.
+var grantableScopes = map[string]bool{"openid": true, "email": true, "profile": true}
 
 // oauthServer holds what only the OAuth endpoints need next to the Service.
 type oauthServer struct {
@@ -113,7 +113,7 @@ func (o *oauthServer) discovery(openid bool) echo.HandlerFunc {
 		TokenEndpoint:                     iss + "/oauth/token",
 		RegistrationEndpoint:              iss + "/oauth/clients/register",
 		JWKSURI:                           iss + "/.well-known/jwks.json",
-		ScopesSupported:                   []string{"email", "profile"},
+		ScopesSupported:                   []string{"openid", "email", "profile"},
 		ResponseTypesSupported:            []string{"code"},
 		ResponseModesSupported:            []string{"query"},
 		GrantTypesSupported:               []string{"authorization_code", "refresh_token"},

@@ -70,15 +70,15 @@ func (o *oauthServer) authorize(c echo.Context) error {
 	}
 	scope, ok := normaliseScope(q.Get("scope"))
 	if !ok {
-		return fail("invalid_scope", "scope may hold email and profile")
+		return fail("invalid_scope", "scope may hold openid, email and profile")
 	}
 	resource := q.Get("resource")
 	if resource != "" && !o.ownResource(resource) {
 		return fail("invalid_target", "resource must be this service (its base URL or a path below it, such as /mcp)")
 	}
-	state := q.Get("state")
-	if len(state) > 2000 {
-		return fail("invalid_request", "state is longer than 2000 characters")
+	state, nonce := q.Get("state"), q.Get("nonce")
+	if len(state) > 2000 || len(nonce) > 500 {
+		return fail("invalid_request", "state or nonce is too long")
 	}
 	var id string
 	err = o.asAuthTx(ctx, "start authorization", pg.ReadWrite, func(tx pgx.Tx) error {
@@ -87,10 +87,10 @@ func (o *oauthServer) authorize(c echo.Context) error {
 		return tx.QueryRow(ctx, `
 			with gc as (delete from auth.oauth_authorizations where expires_at < now() - interval '1 day')
 			insert into auth.oauth_authorizations (client_id, redirect_uri, redirect_uri_given, scope, state, resource,
-			  code_challenge, expires_at)
-			values ($1, $2, $3, $4, nullif($5, ''), nullif($6, ''), $7, now() + $8::interval)
+			  code_challenge, expires_at, nonce)
+			values ($1, $2, $3, $4, nullif($5, ''), nullif($6, ''), $7, now() + $8::interval, nullif($9, ''))
 			returning id::text`,
-			cl.ID, redirect, given, scope, state, resource, challenge, authorizationTTL.String()).Scan(&id)
+			cl.ID, redirect, given, scope, state, resource, challenge, authorizationTTL.String(), nonce).Scan(&id)
 	})
 	if err != nil {
 		return o.writeOAuthError(c, err)

@@ -7,9 +7,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,7 +37,7 @@ func (o *oauthServer) oauthToken(c echo.Context) error {
 	if err != nil {
 		return o.writeOAuthError(c, err)
 	}
-	var resp *TokenResponse
+	var resp *OAuthTokenResponse
 	switch g := form.Get("grant_type"); g {
 	case "authorization_code":
 		resp, err = o.ExchangeCode(ctx, cl, form.Get("code"), form.Get("redirect_uri"), form.Get("code_verifier"),
@@ -81,7 +83,7 @@ func readOAuthForm(r *http.Request) (url.Values, error) {
 // issued to, with the redirect URI of its request and the verifier of its challenge. Any
 // attempt uses it up; a second attempt means the code leaked, so the session the first one
 // started is ended too (RFC 6749 4.1.2, OAuth 2.1 4.1.3).
-func (s *Service) ExchangeCode(ctx context.Context, cl *oauthClient, code, redirect, verifier string, redirectGiven bool, device Client) (*TokenResponse, error) {
+func (s *Service) ExchangeCode(ctx context.Context, cl *oauthClient, code, redirect, verifier string, redirectGiven bool, device Client) (*OAuthTokenResponse, error) {
 	if code == "" {
 		return nil, invalidRequest("code is required")
 	}
@@ -93,6 +95,7 @@ func (s *Service) ExchangeCode(ctx context.Context, cl *oauthClient, code, redir
 		revokedSID    string
 		u             *userRow
 		sid, scope    string
+		nonce         string
 		started       time.Time
 		refresh       = randomToken(32)
 		authorization string
@@ -107,9 +110,9 @@ func (s *Service) ExchangeCode(ctx context.Context, cl *oauthClient, code, redir
 		)
 		err := tx.QueryRow(ctx, `
 			select id::text, client_id::text, coalesce(user_id::text, ''), redirect_uri, redirect_uri_given, scope,
-			  code_challenge, code_used_at, session_id::text, expires_at <= now()
+			  code_challenge, code_used_at, session_id::text, expires_at <= now(), coalesce(nonce, '')
 			from auth.oauth_authorizations where code_hash = $1 and status = 'approved' for update`, hashToken(code)).Scan(
-			&authorization, &clientID, &userID, &storedRedirect, &given, &scope, &challenge, &usedAt, &prevSID, &expired)
+			&authorization, &clientID, &userID, &storedRedirect, &given, &scope, &challenge, &usedAt, &prevSID, &expired, &nonce)
 		if pg.IsNoRows(err) {
 			refusal = invalidGrant("the code is unknown")
 			return nil
@@ -160,7 +163,49 @@ func (s *Service) ExchangeCode(ctx context.Context, cl *oauthClient, code, redir
 	if refusal != nil {
 		return nil, refusal
 	}
-	return s.issue(u, sid, "aal1", started, refresh, sessionClient{ID: cl.ID, Scope: scope})
+	resp, err := s.issue(u, sid, "aal1", started, refresh, sessionClient{ID: cl.ID, Scope: scope})
+	if err != nil {
+		return nil, err
+	}
+	out := &OAuthTokenResponse{TokenResponse: resp}
+	if slices.Contains(strings.Fields(scope), "openid") {
+		out.IDToken, err = s.idToken(u, cl.ID, scope, nonce, started)
+	}
+	return out, err
+}
+
+// OAuthTokenResponse is a token response to an OAuth client: the session's tokens and, when
+// the openid scope was granted, an ID token.
+type OAuthTokenResponse struct {
+	*TokenResponse
+	IDToken string `json:"id_token,omitempty"`
+}
+
+// idToken is the OpenID Connect ID token for u, signed with the access tokens' key. Its
+// audience is the client, so no surface takes it for an access token.
+func (s *Service) idToken(u *userRow, clientID, scope, nonce string, authTime time.Time) (string, error) {
+	now := s.now()
+	c := map[string]any{"iss": s.opts.Issuer, "sub": u.ID, "aud": clientID, "iat": now.Unix(),
+		"exp": now.Add(s.opts.AccessTTL).Unix(), "auth_time": authTime.Unix()}
+	if nonce != "" {
+		c["nonce"] = nonce
+	}
+	granted := strings.Fields(scope)
+	if slices.Contains(granted, "email") {
+		c["email"], c["email_verified"] = u.Email, u.EmailConfirmedAt != nil
+	}
+	if slices.Contains(granted, "profile") {
+		var meta struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(u.UserMeta, &meta)
+		c["name"] = meta.Name
+	}
+	payload, err := json.Marshal(c)
+	if err != nil {
+		return "", fmt.Errorf("auth: encode id token: %w", err)
+	}
+	return s.opts.Keys.sign(payload)
 }
 
 // verifierMatches checks a PKCE verifier (RFC 7636 4.1: 43 to 128 unreserved characters)
@@ -180,7 +225,7 @@ func verifierMatches(verifier, challenge string) bool {
 
 // refreshFor is the refresh_token grant for a client: the token must belong to a session this
 // client started (RFC 6749 6), then the ordinary rotation runs, reuse detection included.
-func (s *Service) refreshFor(ctx context.Context, cl *oauthClient, token string, device Client) (*TokenResponse, error) {
+func (s *Service) refreshFor(ctx context.Context, cl *oauthClient, token string, device Client) (*OAuthTokenResponse, error) {
 	if token == "" {
 		return nil, invalidRequest("refresh_token is required")
 	}
@@ -202,6 +247,8 @@ func (s *Service) refreshFor(ctx context.Context, cl *oauthClient, token string,
 	var e *Error
 	if errors.As(err, &e) && e.Status == http.StatusBadRequest {
 		return nil, invalidGrant(strings.TrimPrefix(e.Msg, "Invalid Refresh Token: "))
+	} else if err != nil {
+		return nil, err
 	}
-	return resp, err
+	return &OAuthTokenResponse{TokenResponse: resp}, nil
 }
