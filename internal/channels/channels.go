@@ -46,10 +46,11 @@ var (
 	hashtagRE = regexp.MustCompile(`(^|[^\p{L}\p{N}_&/])#[\p{L}\p{N}_]*\p{L}[\p{L}\p{N}_]*`)
 )
 
-// Of measures a promo: its body and, when set, the link the network will append after a space.
+// Of measures a promo: its body and, when set and not already in the body, the link the
+// network will append after a space.
 func Of(body, link string, l Limits) Measure {
 	text := body
-	if link = strings.TrimSpace(link); link != "" {
+	if link = strings.TrimSpace(link); link != "" && !strings.Contains(body, link) {
 		text = strings.TrimRight(body, " \n") + " " + link
 	}
 	m := Measure{Max: l.MaxChars, Unit: unit(l.Count), MaxTags: l.MaxHashtags}

@@ -23,6 +23,7 @@ func TestOf(t *testing.T) {
 		{"plain chars", "hello", "", x, 5, false, 0},
 		{"url counts 23 on x", "read https://example.com/a/very/long/path/that/goes/on/and/on", "", x, 5 + 23, false, 0},
 		{"link appended", "read", "https://example.com/x", x, 5 + 23, false, 0},
+		{"link already in the body", "read https://example.com/x", "https://example.com/x", x, 5 + 23, false, 0},
 		{"exactly at limit", strings.Repeat("a", 280), "", x, 280, false, 0},
 		{"one over", strings.Repeat("a", 281), "", x, 281, true, 0},
 		{"too many hashtags", "#one #two #three", "", x, 16, true, 3},
