@@ -217,6 +217,13 @@ func (w *world) journey(t *testing.T, js bool, target [2]string) {
 	rev.do("queue", chromedp.WaitVisible(chromedp.CSS(`[data-testid="queue"]`)))
 	rev.shot("01-queue")
 	if js {
+		rev.do("? lists the shortcuts",
+			chromedp.Evaluate[chromedp.Void](`document.activeElement.blur()`),
+			chromedp.KeyEvent("?"),
+			chromedp.WaitVisible(chromedp.CSS(`dialog#shortcuts[open]`)),
+			chromedp.KeyEvent("\u001b"), // Escape closes the dialog, as browsers do
+			chromedp.WaitNotVisible(chromedp.CSS(`dialog#shortcuts`)),
+		)
 		rev.axe("queue")
 		// A filter swaps the results and pushes the URL; Back returns to the unfiltered queue.
 		rev.do("filter, then Back",
@@ -275,6 +282,13 @@ func (w *world) journey(t *testing.T, js bool, target [2]string) {
 		chromedp.Click(chromedp.CSS(`[data-testid="action-request_changes"] button:not([formaction])`)),
 		status("changes_requested"),
 	)
+	if js {
+		// The swap moved focus to the panel's heading and said what happened.
+		rev.do("focus and announcement after the swap",
+			chromedp.Poll[chromedp.Void](`document.activeElement && document.activeElement.id === "status-title"`),
+			chromedp.Poll[chromedp.Void](`document.getElementById("live").textContent.includes("Changes requested")`),
+		)
+	}
 	if n := rev.count(`[data-testid="event"]`); n != events+1 {
 		t.Errorf("history after request changes: %d entries, want %d", n, events+1)
 	}
