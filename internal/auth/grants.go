@@ -136,6 +136,7 @@ func (s *Service) RefreshGrant(ctx context.Context, token string, c Client) (*To
 		started time.Time
 		current string
 		reused  bool
+		client  sessionClient
 	)
 	err := s.asAuth(ctx, pg.ReadWrite, func(tx pgx.Tx) error {
 		u, current, reused = nil, "", false
@@ -148,9 +149,9 @@ func (s *Service) RefreshGrant(ctx context.Context, token string, c Client) (*To
 		// The session's row lock serialises every refresh of the session; statements after it
 		// see what a refresh that held the lock before us committed.
 		u, err = scanUser(tx.QueryRow(ctx, `
-			select `+userColumns+`, s.created_at, s.aal
+			select `+userColumns+`, s.created_at, s.aal, coalesce(s.oauth_client_id::text, ''), coalesce(s.scope, '')
 			from auth.sessions s join auth.users u on u.id = s.user_id
-			where s.id = $1 for update of s`, sid), &started, &aal)
+			where s.id = $1 for update of s`, sid), &started, &aal, &client.ID, &client.Scope)
 		if pg.IsNoRows(err) {
 			return errRefreshNoSession
 		} else if err != nil {
@@ -197,7 +198,7 @@ func (s *Service) RefreshGrant(ctx context.Context, token string, c Client) (*To
 			"session_id", sid, "user_id", u.ID)
 		return nil, errRefreshUsed
 	}
-	return s.issue(u, sid, aal, started, current, sessionClient{})
+	return s.issue(u, sid, aal, started, current, client)
 }
 
 // rotate revokes token (row id) and stores its child, whose value it returns.
