@@ -15,7 +15,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -217,6 +220,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	listenCtx, stopListen := context.WithCancel(ctx)
 	defer stopListen()
 	go s.schema.Listen(listenCtx, s.log)
+	// Registered before serving, so a SIGHUP never meets the default action (exit).
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go s.reloadOnHangup(listenCtx, hup)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	s.log.Info("server: listening", "addr", ln.Addr().String(), "public_url", s.cfg.BaseURL())
@@ -235,6 +243,23 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("server: %w", err)
 	}
 	return nil
+}
+
+// reloadOnHangup reloads the REST schema cache on SIGHUP, as PostgREST does, for operators who
+// changed the schema and cannot send NOTIFY masthead, 'reload schema'.
+func (s *Server) reloadOnHangup(ctx context.Context, hup <-chan os.Signal) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			if err := s.schema.Reload(ctx); err != nil {
+				s.log.Error("server: reload schema cache", "err", err)
+				continue
+			}
+			s.log.Info("server: schema cache reloaded", "signal", "SIGHUP")
+		}
+	}
 }
 
 // Close releases the database pool; call it after Run or Serve returned.

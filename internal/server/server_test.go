@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -324,5 +325,41 @@ func TestWithoutDashboard(t *testing.T) {
 	}
 	if res, _ := get(t, http.MethodGet, base+"/auth/v1/.well-known/jwks.json", nil, nil); res.StatusCode != http.StatusOK {
 		t.Fatalf("api lacks the identity service: %d", res.StatusCode)
+	}
+}
+
+// TestSIGHUPReloadsSchema: a table created without NOTIFY is unknown to REST until SIGHUP, after
+// which it is served, as PostgREST does.
+func TestSIGHUPReloadsSchema(t *testing.T) {
+	e := servertest.New(t, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String() + "/rest/v1/notes"
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- e.Server.Serve(ctx, ln) }()
+	defer func() { stop(); <-served }()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(e.Logs.Lines("server: listening")) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := e.DB.Owner(t).Exec(context.Background(),
+		`create table public.notes (id int primary key); grant select on public.notes to anon`); err != nil {
+		t.Fatal(err)
+	}
+	hdr := map[string]string{"apikey": e.Key}
+	if res, _ := get(t, http.MethodGet, url, hdr, nil); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("before SIGHUP: %d, want 404 (not in the schema cache)", res.StatusCode)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	for len(e.Logs.Lines("server: schema cache reloaded")) == 0 && time.Now().Before(deadline.Add(5*time.Second)) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if res, _ := get(t, http.MethodGet, url, hdr, nil); res.StatusCode != http.StatusOK {
+		t.Fatalf("after SIGHUP: %d, want 200", res.StatusCode)
 	}
 }
