@@ -256,6 +256,7 @@ func TestOAuthConnector(t *testing.T) {
 		t.Fatalf("consent scopes %q", got)
 	}
 	shot(t, ctx, "oauth-consent")
+	(&person{t: t, ctx: ctx, base: env.URL, js: true, name: "ada"}).axe("consent")
 	do("allow", chromedp.Click(chromedp.CSS(`[data-testid="consent-approve"] button`)))
 	q := c.callback()
 	if q.Get("state") != state || q.Get("code") == "" || q.Get("iss") != c.meta.Issuer {
@@ -337,6 +338,7 @@ func TestOAuthConnector(t *testing.T) {
 	live := c.mcp(tok["access_token"].(string))
 	do("apps", chromedp.Navigate(env.URL+"/account/apps"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="app"]`)))
 	shot(t, ctx, "oauth-apps")
+	(&person{t: t, ctx: ctx, base: env.URL, js: true, name: "ada"}).axe("connected apps")
 	do("disconnect",
 		chromedp.Click(chromedp.CSS(`[data-testid="app"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="apps-empty"]`)),
