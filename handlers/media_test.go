@@ -163,6 +163,23 @@ func TestMediaAltText(t *testing.T) {
 
 	editor := s.browser(t)
 	editor.login("editor@northwind.test")
+	// The detail page offers the form to editors only; everyone gets the no-JS lightbox.
+	detail := "/p/northwind/publications/" + m.publication
+	d := editor.get(detail)
+	form0 := d.doc.Find(`form[data-testid="alt-form"][action="` + action + `"]`)
+	if form0.Length() != 1 || form0.Find(`input[name="_csrf"]`).Length() != 1 || form0.Find(`label[for]`).Length() != 1 {
+		t.Fatalf("editor: alt-text form for %s missing or incomplete", m.id)
+	}
+	if href, _ := d.doc.Find(`a[data-testid="media-open"]`).First().Attr("href"); !strings.HasPrefix(href, "#view-") ||
+		d.doc.Find(`[data-testid="lightbox"][id="`+strings.TrimPrefix(href, "#")+`"] img`).Length() != 1 {
+		t.Fatalf("thumbnail link %q does not open a lightbox", href)
+	}
+	viewer := s.browser(t)
+	viewer.login("viewer@northwind.test")
+	if n := viewer.get(detail).doc.Find(`form[data-testid="alt-form"]`).Length(); n != 0 {
+		t.Fatalf("viewer is offered %d alt-text forms", n)
+	}
+
 	p := editor.post(action, form("  A harbour at dawn, boats at anchor  "))
 	if p.status != http.StatusSeeOther || p.location() != "/p/northwind/publications/"+m.publication+"#media" {
 		t.Fatalf("editor: status %d to %q", p.status, p.location())

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"slices"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -78,8 +79,14 @@ func (a *App) detail(c echo.Context, pc *projectContext, p *client.Publication, 
 	if p.Author != nil {
 		m.Author = p.Author.DisplayName
 	}
+	canEditMedia := slices.Contains(editorPlus, pc.role)
+	csrf := str(stateOf(c).sess, keyCSRF)
 	for i, pm := range p.Media {
-		m.Media = append(m.Media, mediaItem(pc.project.Slug, i+1, pm))
+		it := mediaItem(pc.project.Slug, i+1, pm)
+		if canEditMedia {
+			it.AltURL, it.PublicationID, it.CSRF = it.Src+"/alt", p.ID, csrf
+		}
+		m.Media = append(m.Media, it)
 	}
 	have := map[string]bool{}
 	for _, pr := range p.Promos {
@@ -104,7 +111,7 @@ func mediaItem(slug string, n int, pm client.PublicationMedia) pages.MediaItem {
 	if md.Bytes > 0 {
 		caption += " · " + sizeWords(md.Bytes)
 	}
-	return pages.MediaItem{Src: mediaURL(slug, md.ID), Alt: md.AltText, MissingAlt: md.AltText == "", Caption: caption}
+	return pages.MediaItem{ID: md.ID, Src: mediaURL(slug, md.ID), Alt: md.AltText, MissingAlt: md.AltText == "", Caption: caption}
 }
 
 func sizeWords(n int64) string {
