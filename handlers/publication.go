@@ -1,9 +1,9 @@
 package handlers
 
 import (
-	"slices"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
