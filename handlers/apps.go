@@ -23,6 +23,7 @@ func (a *App) apps(c echo.Context) error {
 		return a.fail(c, err)
 	}
 	m := pages.AppsModel{Page: a.frame(c, "Connected apps", nil)}
+	m.Page.Section = "apps"
 	for _, g := range gs {
 		row := pages.AppRow{ClientID: g.Client.ID, Name: g.Client.Name, Access: accessWords(g.Scopes),
 			Connected: g.GrantedAt.Local().Format("2 Jan 2006, 15:04")}

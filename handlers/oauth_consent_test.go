@@ -88,6 +88,9 @@ func TestConsentPage(t *testing.T) {
 	}
 
 	p = b.get("/account/apps")
+	if cur, _ := p.doc.Find(`a[href="/account/apps"]`).Attr("aria-current"); cur != "page" {
+		t.Fatalf("the banner's Connected apps link is not marked current on its page")
+	}
 	if p.count(`[data-testid="app"]`) != 1 || p.text(`[data-testid="app"] h2`) != "Inspector <b>" {
 		t.Fatalf("connected apps: %s", p.text(`[data-testid="apps"]`))
 	}
