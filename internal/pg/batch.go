@@ -95,7 +95,7 @@ func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, expl
 	// The setup is the same text on every request and touches no table,
 	// so it is prepared once per connection like any read.
 	all := make([]Stmt, 0, len(stmts)+1)
-	all = append(all, Stmt{SQL: batchSetupSQL, Params: [][]byte{[]byte(c.Role), []byte(claims), textArray(keys), textArray(vals)}, Prepare: true})
+	all = append(all, Stmt{SQL: batchSetupSQL, Params: [][]byte{[]byte(c.Role), []byte(claims), []byte(ArrayLiteral(keys)), []byte(ArrayLiteral(vals))}, Prepare: true})
 	all = append(all, stmts...)
 	newName := make([]string, len(all)) // statements prepared in this pipeline
 	for i, s := range all {
@@ -190,8 +190,9 @@ func EndTx(ctx context.Context, conn *pgconn.PgConn, commit bool) error {
 	return err
 }
 
-// textArray renders a text[] literal with every element quoted.
-func textArray(vals []string) []byte {
+// ArrayLiteral renders vals as a PostgreSQL array literal with every element quoted, so it is
+// sent as one text parameter and PostgreSQL parses it as an array of the type it is cast to.
+func ArrayLiteral(vals []string) string {
 	var b strings.Builder
 	b.WriteByte('{')
 	for i, v := range vals {
@@ -208,5 +209,5 @@ func textArray(vals []string) []byte {
 		b.WriteByte('"')
 	}
 	b.WriteByte('}')
-	return []byte(b.String())
+	return b.String()
 }

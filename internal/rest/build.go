@@ -279,7 +279,7 @@ func (q *sqlb) cond(c cond, alias string) {
 		q.WriteString(isSQL[e.Value])
 	case e.Op == OpIn:
 		q.WriteString(" = ANY(")
-		q.param(arrayLiteral(e.List))
+		q.param(pg.ArrayLiteral(e.List))
 		q.WriteByte(')')
 	case ftsFuncs[e.Op] != "":
 		q.WriteString(" @@ " + ftsFuncs[e.Op] + "(")
@@ -309,28 +309,6 @@ func (q *sqlb) cond(c cond, alias string) {
 	if e.Not {
 		q.WriteByte(')')
 	}
-}
-
-// arrayLiteral renders in.(…) values as a PostgreSQL array literal, every
-// element quoted, so PostgreSQL parses it as an array of the column's type.
-func arrayLiteral(vals []string) string {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, v := range vals {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('"')
-		for _, r := range v {
-			if r == '"' || r == '\\' {
-				b.WriteByte('\\')
-			}
-			b.WriteRune(r)
-		}
-		b.WriteByte('"')
-	}
-	b.WriteByte('}')
-	return b.String()
 }
 
 func (q *sqlb) orderBy(n *node, alias string) {

@@ -30,17 +30,9 @@ func (h *Handler) delete(c echo.Context) error {
 }
 
 func (h *Handler) mutate(c echo.Context, verb string) error {
-	rq, err := h.begin(c, false)
+	rq, t, root, err := h.planTable(c)
 	if err != nil {
 		return h.fail(c, err)
-	}
-	t, perr := rq.schema.table(c.Param("table"))
-	if perr != nil {
-		return h.fail(c, perr)
-	}
-	root, perr := rq.schema.planRead(t, rq.query)
-	if perr != nil {
-		return h.fail(c, perr)
 	}
 	if len(root.conds) == 0 && root.limit < 0 {
 		return h.fail(c, errNoFilter(verb))

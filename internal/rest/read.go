@@ -21,19 +21,29 @@ type result struct {
 	body  []byte
 }
 
-// read serves GET and HEAD /rest/v1/:table.
-func (h *Handler) read(c echo.Context) error {
+// planTable is the common start of every request on /rest/v1/:table: authenticate, parse,
+// find the table in the schema cache and plan the read (writes return their rows through it).
+func (h *Handler) planTable(c echo.Context) (*request, *Table, *node, error) {
 	rq, err := h.begin(c, false)
 	if err != nil {
-		return h.fail(c, err)
+		return nil, nil, nil, err
 	}
 	t, perr := rq.schema.table(c.Param("table"))
 	if perr != nil {
-		return h.fail(c, perr)
+		return nil, nil, nil, perr
 	}
 	root, perr := rq.schema.planRead(t, rq.query)
 	if perr != nil {
-		return h.fail(c, perr)
+		return nil, nil, nil, perr
+	}
+	return rq, t, root, nil
+}
+
+// read serves GET and HEAD /rest/v1/:table.
+func (h *Handler) read(c echo.Context) error {
+	rq, _, root, err := h.planTable(c)
+	if err != nil {
+		return h.fail(c, err)
 	}
 	if err := h.window(rq, root); err != nil {
 		return h.fail(c, err)

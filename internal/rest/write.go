@@ -164,17 +164,9 @@ func jsonArray(rows []json.RawMessage) string {
 
 // insert serves POST /rest/v1/:table, single or bulk, with upsert.
 func (h *Handler) insert(c echo.Context) error {
-	rq, err := h.begin(c, false)
+	rq, t, root, err := h.planTable(c)
 	if err != nil {
 		return h.fail(c, err)
-	}
-	t, perr := rq.schema.table(c.Param("table"))
-	if perr != nil {
-		return h.fail(c, perr)
-	}
-	root, perr := rq.schema.planRead(t, rq.query)
-	if perr != nil {
-		return h.fail(c, perr)
 	}
 	root.conds = nil
 	body, err := h.readBody(c)
