@@ -81,7 +81,7 @@ func TestHostileContent(t *testing.T) {
 	if !strings.Contains(d.text(`[data-testid="pub-title"]`), "<script>alert(1)</script>") {
 		t.Errorf("title not shown as text: %q", d.text(`[data-testid="pub-title"]`))
 	}
-	if d.count(`[data-testid="event"] .note`) == 0 || d.count(`[data-testid="media-item"] img[alt]`) != 1 {
+	if d.count(`[data-testid="event"] .note`) == 0 || d.count(`[data-testid="media-item"] [data-testid="media-open"] img[alt]`) != 1 {
 		t.Error("history note or media missing")
 	}
 	pv := b.post("/p/northwind/publications/"+id+"/preview/withdraw", map[string][]string{"note": {hostile}}, htmx("preview-withdraw")...)
