@@ -4,45 +4,13 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/labstack/echo/v4"
-
-	"masthead/handlers"
-	"masthead/internal/seed"
-	"masthead/internal/server/servertest"
 )
-
-// newMediaStack is newStack with the media routes mounted, as the wiring does.
-func newMediaStack(t *testing.T) *stack {
-	t.Helper()
-	env := servertest.New(t, nil)
-	if _, err := seed.Run(context.Background(), env.DB.OwnerURL, seed.Options{MediaDir: env.Config.StorageDir}); err != nil {
-		t.Fatalf("seed: %v", err)
-	}
-	s := &stack{env: env, clock: &fakeClock{}}
-	app, err := handlers.New(handlers.Config{
-		APIURL: env.URL, PublishableKey: env.Key, SessionKeys: handlers.GenerateSessionKeys(), Now: s.clock.Now,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := echo.New()
-	app.Register(e)
-	if err := app.RegisterMedia(e, env.URL, env.Key, nil); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(e)
-	t.Cleanup(srv.Close)
-	s.url = srv.URL
-	return s
-}
 
 // demoMedia is one media item of a project's demo data with a publication showing it.
 type demoMedia struct {
@@ -73,7 +41,7 @@ func (s *stack) altText(t *testing.T, id string) string {
 }
 
 func TestMediaImage(t *testing.T) {
-	s := newMediaStack(t)
+	s := newStack(t)
 	nw, acme := s.media(t, "northwind"), s.media(t, "acme-travel")
 	file, err := os.ReadFile(filepath.Join(s.env.Config.StorageDir, filepath.FromSlash(nw.path)))
 	if err != nil {
@@ -154,7 +122,7 @@ func TestMediaImage(t *testing.T) {
 }
 
 func TestMediaAltText(t *testing.T) {
-	s := newMediaStack(t)
+	s := newStack(t)
 	m := s.media(t, "northwind")
 	action := "/p/northwind/media/" + m.id + "/alt"
 	form := func(alt string) url.Values {
