@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
@@ -315,21 +316,5 @@ func (s *Service) authenticateClient(ctx context.Context, r *http.Request, form 
 }
 
 // isUUID reports the canonical 8-4-4-4-12 hex form, the only one ids are handed out in.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, r := range s {
-		switch i {
-		case 8, 13, 18, 23:
-			if r != '-' {
-				return false
-			}
-		default:
-			if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f' || 'A' <= r && r <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
-}
+// (uuid.Validate alone also accepts the urn:, braced and undashed forms.)
+func isUUID(s string) bool { return len(s) == 36 && uuid.Validate(s) == nil }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/google/uuid"
 )
 
 // Statuses of a publication, in workflow order.
@@ -38,24 +39,8 @@ func outputSchema[T any]() *jsonschema.Schema {
 }
 
 // isUUID reports whether s is a UUID in its canonical text form.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, r := range s {
-		switch i {
-		case 8, 13, 18, 23:
-			if r != '-' {
-				return false
-			}
-		default:
-			if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
-}
+// (uuid.Validate alone also accepts the urn:, braced and undashed forms.)
+func isUUID(s string) bool { return len(s) == 36 && uuid.Validate(s) == nil }
 
 // parseTime reads an RFC 3339 time or a plain date. A date means the start of that day in UTC,
 // or with endOfDay the start of the next, so "to": "2026-05-01" includes all of 1 May.
