@@ -119,6 +119,16 @@ func (h *Handler) caller(c echo.Context) (pg.Caller, *apiError) {
 	return pg.Caller{}, errUnavailable
 }
 
+// callerSees identifies the caller and returns the mime type of the media row at key as they
+// see it: the start of every read and of signing a URL.
+func (h *Handler) callerSees(c echo.Context, key string) (string, *apiError) {
+	caller, aerr := h.caller(c)
+	if aerr != nil {
+		return "", aerr
+	}
+	return h.visibleMime(c.Request().Context(), caller, key)
+}
+
 // visibleMime returns the mime type of the media row stored at key, read as caller under
 // row-level security: a row the caller may not read does not exist for them, so the answer is
 // the same 404 whether the object is someone else's or missing. Role switch and query go to
@@ -163,11 +173,7 @@ func (h *Handler) download(c echo.Context) error {
 	if aerr != nil {
 		return writeError(c, aerr)
 	}
-	caller, aerr := h.caller(c)
-	if aerr != nil {
-		return writeError(c, aerr)
-	}
-	mime, aerr := h.visibleMime(c.Request().Context(), caller, key)
+	mime, aerr := h.callerSees(c, key)
 	if aerr != nil {
 		return writeError(c, aerr)
 	}
@@ -253,11 +259,7 @@ func (h *Handler) sign(c echo.Context) error {
 	if body.ExpiresIn == nil || *body.ExpiresIn < 1 || time.Duration(*body.ExpiresIn)*time.Second > maxSignedTTL {
 		return writeError(c, errBadExpiresIn)
 	}
-	caller, aerr := h.caller(c)
-	if aerr != nil {
-		return writeError(c, aerr)
-	}
-	mime, aerr := h.visibleMime(c.Request().Context(), caller, key)
+	mime, aerr := h.callerSees(c, key)
 	if aerr != nil {
 		return writeError(c, aerr)
 	}
