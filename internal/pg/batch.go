@@ -22,11 +22,6 @@ type Stmt struct {
 	Prepare bool
 }
 
-// batchSetupSQL applies a caller and further settings in one fixed
-// statement whatever the settings.
-const batchSetupSQL = `select set_config('role', $1, true), app.check_session(set_config('request.jwt.claims', $2, true)),
-  (select count(set_config(k, v, true)) from unnest($3::text[], $4::text[]) as s(k, v))`
-
 // maxPrepared caps the statements this package keeps prepared per
 // connection; beyond it statements run unnamed.
 const maxPrepared = 256
@@ -75,18 +70,6 @@ func ExecAsCaller(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, 
 }
 
 func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, explicitTx bool, stmts []Stmt) ([]*pgconn.Result, error) {
-	claims := string(c.Claims)
-	if claims == "" {
-		claims = "{}"
-	}
-	keys := make([]string, 0, len(c.Settings)+1)
-	vals := make([]string, 0, len(c.Settings)+1)
-	if readOnly {
-		keys, vals = append(keys, "transaction_read_only"), append(vals, "on")
-	}
-	for k, v := range c.Settings {
-		keys, vals = append(keys, k), append(vals, v)
-	}
 	names := preparedOn(conn)
 	p := conn.StartPipeline(ctx)
 	if explicitTx {
@@ -95,7 +78,8 @@ func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, expl
 	// The setup is the same text on every request and touches no table,
 	// so it is prepared once per connection like any read.
 	all := make([]Stmt, 0, len(stmts)+1)
-	all = append(all, Stmt{SQL: batchSetupSQL, Params: [][]byte{[]byte(c.Role), []byte(claims), []byte(ArrayLiteral(keys)), []byte(ArrayLiteral(vals))}, Prepare: true})
+	params := setupParams(c, readOnly)
+	all = append(all, Stmt{SQL: setupSQL, Params: [][]byte{[]byte(params[0]), []byte(params[1]), []byte(params[2]), []byte(params[3])}, Prepare: true})
 	all = append(all, stmts...)
 	newName := make([]string, len(all)) // statements prepared in this pipeline
 	for i, s := range all {

@@ -67,11 +67,31 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	return pool, nil
 }
 
-// setupSQL switches role and publishes the claims in one statement. Both settings are local to
-// the transaction, so nothing leaks to the next user of the pooled connection. The claims pass
-// through app.check_session, which refuses those of a session that has ended; passing them as
-// its argument makes the order certain: published, then checked.
-const setupSQL = `select set_config('role', $1, true), app.check_session(set_config('request.jwt.claims', $2, true))`
+// setupSQL switches role, publishes the claims and applies further settings in one fixed
+// statement, whatever the settings. Everything is local to the transaction, so nothing leaks to
+// the next user of the pooled connection. The claims pass through app.check_session, which
+// refuses those of a session that has ended; passing them as its argument makes the order
+// certain: published, then checked.
+const setupSQL = `select set_config('role', $1, true), app.check_session(set_config('request.jwt.claims', $2, true)),
+  (select count(set_config(k, v, true)) from unnest($3::text[], $4::text[]) as s(k, v))`
+
+// setupParams are setupSQL's four text parameters for c; readOnly adds
+// transaction_read_only for a pipeline that has no BEGIN of its own.
+func setupParams(c Caller, readOnly bool) [4]string {
+	claims := string(c.Claims)
+	if claims == "" {
+		claims = "{}"
+	}
+	keys := make([]string, 0, len(c.Settings)+1)
+	vals := make([]string, 0, len(c.Settings)+1)
+	if readOnly {
+		keys, vals = append(keys, "transaction_read_only"), append(vals, "on")
+	}
+	for k, v := range c.Settings {
+		keys, vals = append(keys, k), append(vals, v)
+	}
+	return [4]string{c.Role, claims, ArrayLiteral(keys), ArrayLiteral(vals)}
+}
 
 // WithCaller runs fn in one transaction as c. The transaction commits when fn returns nil and
 // rolls back otherwise, so a multi-step write is all or nothing.
@@ -87,19 +107,11 @@ func WithCaller(ctx context.Context, pool *pgxpool.Pool, c Caller, opts pgx.TxOp
 	})
 }
 
-// Setup applies c to an open transaction.
+// Setup applies c to an open transaction in one statement.
 func Setup(ctx context.Context, tx pgx.Tx, c Caller) error {
-	claims := string(c.Claims)
-	if claims == "" {
-		claims = "{}"
-	}
-	if _, err := tx.Exec(ctx, setupSQL, c.Role, claims); err != nil {
+	p := setupParams(c, false) // the transaction's own options say whether it is read-only
+	if _, err := tx.Exec(ctx, setupSQL, p[0], p[1], p[2], p[3]); err != nil {
 		return fmt.Errorf("pg: set caller: %w", sessionError(err))
-	}
-	for k, v := range c.Settings {
-		if _, err := tx.Exec(ctx, `select set_config($1, $2, true)`, k, v); err != nil {
-			return fmt.Errorf("pg: set %s: %w", k, err)
-		}
 	}
 	return nil
 }
