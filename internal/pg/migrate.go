@@ -44,9 +44,3 @@ func Migrate(ctx context.Context, url string) error {
 	}
 	return nil
 }
-
-// MigrationsHash identifies the embedded migrations, so a test template built from them can be
-// reused while they are unchanged.
-func MigrationsHash() (string, error) {
-	return hashFS(migrations)
-}
