@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"masthead/internal/pg"
 )
 
 // Error is a refusal with GoTrue's status, error code and message. Cause, when set, is logged
@@ -55,6 +57,7 @@ var (
 	errRefreshUsed        = apiError(http.StatusBadRequest, CodeRefreshTokenAlreadyUsed, "Invalid Refresh Token: Already Used")
 	errRefreshNoSession   = apiError(http.StatusBadRequest, CodeSessionNotFound, "Invalid Refresh Token: No Valid Session Found")
 	errUserBanned         = apiError(http.StatusBadRequest, CodeUserBanned, "User is banned")
+	errUnavailable        = apiError(http.StatusServiceUnavailable, CodeUnexpectedFailure, "The database is unavailable right now; try again shortly")
 )
 
 func validationError(msg string) *Error {
@@ -93,7 +96,8 @@ func wantsAPI2024(r *http.Request) bool {
 }
 
 // writeError answers err in GoTrue's shape. Anything that is not an *Error is a bug or an
-// outage: it is logged with the request id and answered as unexpected_failure.
+// outage: it is logged with the request id and answered as unexpected_failure, with 503 and
+// Retry-After when the database is unreachable or restarting (pg.Unavailable), else 500.
 func writeError(c echo.Context, log *slog.Logger, err error) error {
 	var e *Error
 	if !errors.As(err, &e) {
@@ -101,11 +105,16 @@ func writeError(c echo.Context, log *slog.Logger, err error) error {
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "err", err)
 		e = apiError(http.StatusInternalServerError, CodeUnexpectedFailure,
 			"Unexpected failure, please check server logs for more information")
+		if pg.Unavailable(err) {
+			e = errUnavailable
+		}
 	}
 	h := c.Response().Header()
 	h.Set("x-sb-error-code", e.Code)
 	if e.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
+	} else if e.Status == http.StatusServiceUnavailable {
+		h.Set("Retry-After", pg.RetryAfter)
 	}
 	if wantsAPI2024(c.Request()) {
 		h.Set(apiVersionHeader, apiVersion2024)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
+
+	"masthead/internal/pg"
 )
 
 // The OAuth 2.1 authorization server, with Supabase Auth's paths and shapes: AI connectors and
@@ -169,6 +171,11 @@ func (o *oauthServer) writeOAuthError(c echo.Context, err error) error {
 			o.log.ErrorContext(c.Request().Context(), "auth: oauth request failed",
 				"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "err", err)
 			e = oauthErr(http.StatusInternalServerError, "server_error", "The request could not be completed; try again later")
+			if pg.Unavailable(err) {
+				// RFC 6749 4.1.2.1's code for a temporary overload or maintenance.
+				e = oauthErr(http.StatusServiceUnavailable, "temporarily_unavailable", "The database is unavailable right now; try again shortly")
+				c.Response().Header().Set("Retry-After", pg.RetryAfter)
+			}
 		}
 	}
 	h := c.Response().Header()

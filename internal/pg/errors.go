@@ -3,12 +3,37 @@ package pg
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
+
+// RetryAfter is the Retry-After every surface sends with its 503 for an outage, in seconds:
+// the pool reconnects on the next request, so a client may try again at once after a restart.
+const RetryAfter = "1"
+
+// Unavailable reports whether err means the database cannot serve right now rather than that
+// the request is wrong: it could not be reached, it closed the connection, or it said it is
+// shutting down, starting up or out of connections (SQLSTATE 57P01-57P03, classes 08 and 53).
+// Every surface answers these as 503 with Retry-After, and the pool recovers by itself when the
+// database is back, so no restart of the service is needed.
+func Unavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if f, ok := ErrorFields(err); ok {
+		return HTTPStatus(f.Code, false) == http.StatusServiceUnavailable
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || errors.As(err, &ne) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, pgconn.ErrConnClosed)
+}
 
 // ErrSessionEnded says the caller's claims name an auth session that no longer exists: the user
 // signed out, or the session was revoked. Surfaces answer it as an invalid token (401).
@@ -53,6 +78,9 @@ var exactStatus = map[string]int{
 	"42883": http.StatusNotFound,            // undefined_function
 	"42P01": http.StatusNotFound,            // undefined_table
 	"42P17": http.StatusInternalServerError, // infinite_recursion (a broken policy)
+	"57P01": http.StatusServiceUnavailable,  // admin_shutdown: the server is stopping or restarting
+	"57P02": http.StatusServiceUnavailable,  // crash_shutdown: another backend crashed, all are reset
+	"57P03": http.StatusServiceUnavailable,  // cannot_connect_now: starting up or shutting down
 	"P0001": http.StatusBadRequest,          // raise_exception
 }
 

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
-	"net"
 	"net/http"
 	"strconv"
 
@@ -31,8 +29,14 @@ func (h *Handler) acquire(ctx context.Context) (*pgxpool.Conn, error) {
 		return nil, &Error{Status: http.StatusServiceUnavailable, Code: "PGRST003",
 			Message: "Timed out acquiring connection from connection pool.", cause: err}
 	}
-	return nil, &Error{Status: http.StatusServiceUnavailable, Code: "PGRST000",
-		Message: "Database connection error. Retrying the connection.", cause: err}
+	return nil, unavailable(err)
+}
+
+// unavailable is PostgREST's PGRST000 for a database that cannot be reached or is restarting;
+// fail adds Retry-After to it.
+func unavailable(cause error) *Error {
+	return &Error{Status: http.StatusServiceUnavailable, Code: "PGRST000",
+		Message: "Database connection error. Retrying the connection.", cause: cause}
 }
 
 // callerFor adds PostgREST's per-request settings to the caller.
@@ -155,10 +159,8 @@ func (h *Handler) dbError(rq *request, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return &Error{Status: 499, Code: "PGRST000", Message: "Request canceled", cause: err}
 	}
-	var ne net.Error
-	if errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return &Error{Status: http.StatusServiceUnavailable, Code: "PGRST000",
-			Message: "Database connection error. Retrying the connection.", cause: err}
+	if pg.Unavailable(err) {
+		return unavailable(err)
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: "PGRST000", Message: "Internal server error", cause: err}
 }

@@ -166,6 +166,9 @@ func (h *Handler) fail(c echo.Context, err error) error {
 	if !errors.As(err, &e) {
 		h.log.Error("rest request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 		e = &Error{Status: http.StatusInternalServerError, Code: "PGRST000", Message: "Internal server error"}
+		if pg.Unavailable(err) {
+			e = unavailable(err)
+		}
 	} else if e.cause != nil && e.Status >= 500 {
 		h.log.Error("rest request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "code", e.Code, "err", e.cause)
 	}
@@ -177,6 +180,9 @@ func (h *Handler) fail(c echo.Context, err error) error {
 			www = `Bearer error="invalid_token"`
 		}
 		c.Response().Header().Set("WWW-Authenticate", www)
+	}
+	if e.Status == http.StatusServiceUnavailable {
+		c.Response().Header().Set("Retry-After", pg.RetryAfter)
 	}
 	body, _ := e.MarshalJSON()
 	return blob(c, e.Status, mediaJSON+"; charset=utf-8", body)

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/labstack/echo/v4"
+
+	"masthead/internal/pg"
 )
 
 // apiError is a refusal in Supabase Storage's JSON shape. statusCode is a string there, and
@@ -40,8 +42,12 @@ var (
 	errBodyMultipart = &apiError{http.StatusBadRequest, "InvalidRequest", "multipart upload must carry exactly one file part"}
 )
 
-// writeError sends e; the cause of a 5xx is logged by the caller, never shown.
+// writeError sends e; the cause of a 5xx is logged by the caller, never shown. A 503 is an
+// outage the client may retry, and says when.
 func writeError(c echo.Context, e *apiError) error {
+	if e.status == http.StatusServiceUnavailable {
+		c.Response().Header().Set("Retry-After", pg.RetryAfter)
+	}
 	return c.JSON(e.status, map[string]string{
 		"statusCode": strconv.Itoa(e.status),
 		"error":      e.code,

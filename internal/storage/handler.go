@@ -158,10 +158,7 @@ func (h *Handler) internal(ctx context.Context, msg string, err error) *apiError
 		return errUnauthorized // a valid signature of a signed-out session
 	}
 	h.log.ErrorContext(ctx, msg, "err", err)
-	if f, ok := pg.ErrorFields(err); ok && pg.HTTPStatus(f.Code, false) == http.StatusServiceUnavailable {
-		return errUnavailable
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if pg.Unavailable(err) || errors.Is(err, context.Canceled) {
 		return errUnavailable
 	}
 	return errInternal
