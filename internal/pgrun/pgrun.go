@@ -10,14 +10,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -39,7 +42,11 @@ type Cluster struct {
 	data   string // PGDATA
 	socket string // unix socket directory
 	cmd    *exec.Cmd
-	done   chan error
+	// exited is closed when the server process has ended, after waitErr is set: closing (not
+	// sending) lets start-up, Stop and anyone else wait on it without draining it for the others.
+	exited  chan struct{}
+	waitErr error
+	output  *tail // the server's last output lines, for the reason it gave when it failed
 }
 
 // ErrNoServer says that no PostgreSQL server binaries could be found.
@@ -140,9 +147,12 @@ func (c *Cluster) start(bin string, cred *syscall.Credential, opts Options) erro
 	// Own process group, so a terminal's Ctrl-C reaches us first and we stop the server in order;
 	// Pdeathsig stops it if this process dies without cleaning up.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	c.output = &tail{}
+	var out io.Writer = c.output
 	if opts.Log != nil {
-		cmd.Stdout, cmd.Stderr = opts.Log, opts.Log
+		out = io.MultiWriter(opts.Log, c.output)
 	}
+	cmd.Stdout, cmd.Stderr = out, out
 	// Pdeathsig fires when the thread that started the child exits; keep that thread alive.
 	runtime.LockOSThread()
 	err := cmd.Start()
@@ -151,8 +161,11 @@ func (c *Cluster) start(bin string, cred *syscall.Credential, opts Options) erro
 		return fmt.Errorf("pgrun: start postgres: %w", err)
 	}
 	c.cmd = cmd
-	c.done = make(chan error, 1)
-	go func() { c.done <- cmd.Wait() }()
+	c.exited = make(chan struct{})
+	go func() {
+		c.waitErr = cmd.Wait()
+		close(c.exited)
+	}()
 	return nil
 }
 
@@ -161,8 +174,8 @@ func (c *Cluster) waitReady(ctx context.Context, limit time.Duration) error {
 	sock := filepath.Join(c.socket, ".s.PGSQL.5432")
 	for time.Now().Before(deadline) {
 		select {
-		case err := <-c.done:
-			return fmt.Errorf("pgrun: postgres exited during start-up: %v", err)
+		case <-c.exited:
+			return c.startError()
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(50 * time.Millisecond):
@@ -172,6 +185,44 @@ func (c *Cluster) waitReady(ctx context.Context, limit time.Duration) error {
 		}
 	}
 	return fmt.Errorf("pgrun: postgres did not become ready within %s", limit)
+}
+
+// anotherServer finds PostgreSQL's hint that the data folder is locked by a running server.
+var anotherServer = regexp.MustCompile(`another postmaster \(PID (\d+)\)`)
+
+// startError explains why the server exited during start-up in PostgreSQL's own words (its
+// FATAL and HINT lines), leading with the common case of a second instance on the same folder.
+func (c *Cluster) startError() error {
+	out := c.output.String()
+	lead := "postgres exited during start-up"
+	if m := anotherServer.FindStringSubmatch(out); m != nil {
+		lead = fmt.Sprintf("another server is running in this folder, PID %s (%s); stop it or choose another data folder", m[1], c.dir)
+	}
+	return fmt.Errorf("pgrun: %s: %v\n%s", lead, c.waitErr, strings.TrimSpace(out))
+}
+
+// tail keeps the last few KiB the server wrote: enough for its FATAL and HINT lines.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const tailSize = 4096
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > tailSize {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailSize:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
 }
 
 // accepting reports whether postmaster.pid says the server is ready for connections.
@@ -192,16 +243,22 @@ func (c *Cluster) URL(role, db string) string {
 func (c *Cluster) Dir() string { return c.dir }
 
 // Stop asks the server for a fast shutdown (clients disconnected, data consistent) and waits.
+// It returns at once when the server has already exited (failed start-up, or stopped from
+// outside), so a caller on its way out never hangs on it.
 func (c *Cluster) Stop() error {
 	if c.cmd == nil || c.cmd.Process == nil {
 		return nil
 	}
-	_ = c.cmd.Process.Signal(syscall.SIGINT)
 	select {
-	case <-c.done:
-	case <-time.After(30 * time.Second):
-		_ = c.cmd.Process.Kill()
-		<-c.done
+	case <-c.exited:
+	default:
+		_ = c.cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case <-c.exited:
+		case <-time.After(30 * time.Second):
+			_ = c.cmd.Process.Kill()
+			<-c.exited
+		}
 	}
 	c.cmd = nil
 	return nil
