@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,20 +18,27 @@ import (
 	"masthead/internal/server"
 )
 
+const devSummary = "run everything locally: private PostgreSQL, migrations, demo data, service and dashboard"
+
 func init() {
-	commands["dev"] = command{summary: "run everything locally: private PostgreSQL, migrations, demo data, service and dashboard", run: runDev}
+	commands["dev"] = command{summary: devSummary, run: runDev}
 }
 
 // devDatabase is the database dev creates in its private cluster.
 const devDatabase = "masthead"
 
 func runDev(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger) error {
-	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	fs := newFlags("dev", devSummary)
 	data := fs.String("data", envOr("MASTHEAD_DATA", ".masthead"), "folder for the private cluster, keys and media (env MASTHEAD_DATA)")
 	addr := fs.String("addr", envOr("MASTHEAD_ADDR", "127.0.0.1:8080"), "address to serve on (env MASTHEAD_ADDR)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
+	ln, err := listen(*addr, "MASTHEAD_ADDR")
+	if err != nil {
+		return err
+	}
+	defer ln.Close() // already closed once Serve has run; this is for the early returns
 	if err := os.MkdirAll(*data, 0o755); err != nil {
 		return err
 	}
@@ -85,7 +91,7 @@ func runDev(ctx context.Context, args []string, stdout io.Writer, log *slog.Logg
 	defer srv.Close()
 	fmt.Fprintf(stdout, "Service:     %s\n", cfg.BaseURL())
 	fmt.Fprintf(stdout, "Publishable key: %s\n", cfg.PublishableKey)
-	return srv.Run(ctx)
+	return srv.Serve(ctx, ln)
 }
 
 // ensureDatabase creates db on the cluster unless it exists.

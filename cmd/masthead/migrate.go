@@ -12,8 +12,10 @@ import (
 )
 
 func init() {
-	commands["migrate"] = command{summary: "apply database migrations to DATABASE_OWNER_URL", run: runMigrate}
+	commands["migrate"] = command{summary: migrateSummary, run: runMigrate}
 }
+
+const migrateSummary = "apply database migrations to DATABASE_OWNER_URL"
 
 // ownerURLFlag registers the flag naming a connection that owns the schema. Admin commands use
 // it; the service never does (it connects as the unprivileged login role).
@@ -23,9 +25,9 @@ func ownerURLFlag(fs *flag.FlagSet) *string {
 }
 
 func runMigrate(ctx context.Context, args []string, stdout io.Writer, _ *slog.Logger) error {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	fs := newFlags("migrate", migrateSummary)
 	owner := ownerURLFlag(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	if *owner == "" {

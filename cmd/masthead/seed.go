@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,15 +11,17 @@ import (
 )
 
 func init() {
-	commands["seed"] = command{summary: "load the demo data (once); --publications N for benchmark-sized sets", run: runSeed}
+	commands["seed"] = command{summary: seedSummary, run: runSeed}
 }
 
+const seedSummary = "load the demo data (once); --publications N for benchmark-sized sets"
+
 func runSeed(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger) error {
-	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
+	fs := newFlags("seed", seedSummary)
 	owner := ownerURLFlag(fs)
 	pubs := fs.Int("publications", 0, "publications per project (0: the hand-made demo set of 36)")
 	media := fs.String("media-dir", envOr("MASTHEAD_STORAGE_DIR", ""), "folder of bucket media, where generated images go (env MASTHEAD_STORAGE_DIR)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	if *owner == "" {

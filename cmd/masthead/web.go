@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -21,8 +19,10 @@ import (
 )
 
 func init() {
-	commands["web"] = command{summary: "run the dashboard alone against MASTHEAD_API_URL", run: runWeb}
+	commands["web"] = command{summary: webSummary, run: runWeb}
 }
+
+const webSummary = "run the dashboard alone against MASTHEAD_API_URL"
 
 // webConfig is the dashboard's own settings; each flag defaults to its environment variable.
 type webConfig struct {
@@ -34,14 +34,14 @@ type webConfig struct {
 // Supabase project with the same schema) over HTTP.
 func runWeb(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger) error {
 	var wc webConfig
-	fs := flag.NewFlagSet("web", flag.ContinueOnError)
+	fs := newFlags("web", webSummary)
 	fs.StringVar(&wc.addr, "addr", envOr("MASTHEAD_WEB_ADDR", "127.0.0.1:8081"), "listen address host:port (env MASTHEAD_WEB_ADDR)")
 	fs.StringVar(&wc.apiURL, "api-url", os.Getenv("MASTHEAD_API_URL"), "base URL of the service (env MASTHEAD_API_URL)")
 	fs.StringVar(&wc.key, "publishable-key", os.Getenv("MASTHEAD_PUBLISHABLE_KEY"), "the service's sb_publishable_… key (env MASTHEAD_PUBLISHABLE_KEY)")
 	fs.BoolVar(&wc.secure, "secure-cookies", os.Getenv("MASTHEAD_SECURE_COOKIES") == "true", "mark cookies Secure; set when served over TLS (env MASTHEAD_SECURE_COOKIES=true)")
 	// Keys are read from the environment only, so they never show in a process list.
 	wc.sessionKeys = os.Getenv("MASTHEAD_SESSION_KEYS")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	if wc.apiURL == "" || wc.key == "" {
@@ -69,9 +69,9 @@ func runWeb(ctx context.Context, args []string, stdout io.Writer, log *slog.Logg
 		return err
 	}
 
-	ln, err := net.Listen("tcp", wc.addr)
+	ln, err := listen(wc.addr, "MASTHEAD_WEB_ADDR")
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return err
 	}
 	hs := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
