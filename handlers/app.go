@@ -23,6 +23,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"masthead/internal/client"
+	"masthead/views/pages"
 )
 
 // Config is what the dashboard needs to run against a service.
@@ -42,7 +43,15 @@ type Config struct {
 	HTTPClient *http.Client
 	// Now is the clock; nil means time.Now. Tests move it to expire sessions.
 	Now func() time.Time
+	// DemoLogins and DemoPassword are shown on the sign-in page, so someone trying Masthead
+	// with `masthead dev` knows whom to sign in as. Only `masthead dev` sets them: anywhere
+	// else they would hand out working credentials.
+	DemoLogins   []DemoLogin
+	DemoPassword string
 }
+
+// DemoLogin is one demo account and its roles, as the sign-in page lists it.
+type DemoLogin = pages.DemoLogin
 
 // App is the dashboard. Create it with New and mount it with Register.
 type App struct {
@@ -52,6 +61,7 @@ type App struct {
 	secure  bool
 	now     func() time.Time
 	refresh *refresher
+	demo    pages.DemoLogins
 }
 
 // New checks cfg and builds the dashboard.
@@ -79,7 +89,8 @@ func New(cfg Config) (*App, error) {
 	if now == nil {
 		now = time.Now
 	}
-	a := &App{api: api, log: log, secure: cfg.Secure, now: now, refresh: newRefresher(api, now)}
+	a := &App{api: api, log: log, secure: cfg.Secure, now: now, refresh: newRefresher(api, now),
+		demo: pages.DemoLogins{Logins: cfg.DemoLogins, Password: cfg.DemoPassword}}
 	a.store = newStore(cfg.SessionKeys, cfg.Secure)
 	return a, nil
 }

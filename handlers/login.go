@@ -31,7 +31,7 @@ func (a *App) showLogin(c echo.Context) error {
 	if str(st.sess, keyRefresh) != "" && c.QueryParam("reason") == "" {
 		return a.redirect(c, orHome(next))
 	}
-	m := pages.LoginModel{Page: a.frame(c, "Sign in", nil), Next: next, Providers: a.loginProviders(c, next)}
+	m := pages.LoginModel{Page: a.frame(c, "Sign in", nil), Next: next, Providers: a.loginProviders(c, next), Demo: a.demo}
 	if f, ok := loginReasons[c.QueryParam("reason")]; ok {
 		m.Page.Flashes = append(m.Page.Flashes, f)
 	}
@@ -74,7 +74,7 @@ func (a *App) login(c echo.Context) error {
 
 func (a *App) loginFailed(c echo.Context, f loginForm, status int, msg string) error {
 	return a.render(c, status, pages.Login(pages.LoginModel{
-		Page: a.frame(c, "Sign in", nil), Email: f.Email, Next: f.Next, Error: msg, Providers: a.loginProviders(c, f.Next),
+		Page: a.frame(c, "Sign in", nil), Email: f.Email, Next: f.Next, Error: msg, Providers: a.loginProviders(c, f.Next), Demo: a.demo,
 	}))
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"masthead/handlers"
 	"masthead/internal/config"
 	"masthead/internal/pg"
 	"masthead/internal/pgrun"
@@ -84,7 +85,11 @@ func runDev(ctx context.Context, args []string, stdout io.Writer, log *slog.Logg
 	fmt.Fprintf(stdout, "Owner:       %s\n", ownerURL)
 	printSeedSummary(stdout, sum)
 	fmt.Fprintf(stdout, "Demo logins (password %q): lead@, editor@, reviewer@, viewer@ at northwind.test, acme.test, lumen.test; multi@masthead.test\n", demoPassword())
-	srv, err := server.New(ctx, cfg, log)
+	var logins []handlers.DemoLogin
+	for _, d := range seed.DemoLogins() {
+		logins = append(logins, handlers.DemoLogin{Email: d.Email, Roles: d.Roles})
+	}
+	srv, err := server.New(ctx, cfg, log, server.WithDemoLogins(logins, demoPassword()))
 	if err != nil {
 		return err
 	}

@@ -74,3 +74,18 @@ func TestEveryProjectHasADemoStoryPerScript(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoLogins: the list the dev sign-in page shows names every demo account the seed makes.
+func TestDemoLogins(t *testing.T) {
+	t.Parallel()
+	logins := DemoLogins()
+	if len(logins) != 4*len(projects)+1 {
+		t.Fatalf("%d demo logins, want %d", len(logins), 4*len(projects)+1)
+	}
+	if logins[0] != (DemoLogin{Email: "lead@northwind.test", Roles: "lead of Northwind Daily"}) {
+		t.Errorf("first demo login %+v", logins[0])
+	}
+	if last := logins[len(logins)-1]; last.Email != multiUser.Email || last.Roles != "lead of Acme Travel, reviewer of Northwind Daily" {
+		t.Errorf("multi-project login %+v", last)
+	}
+}

@@ -46,10 +46,20 @@ type Server struct {
 // Option changes what New mounts.
 type Option func(*options)
 
-type options struct{ dashboard bool }
+type options struct {
+	dashboard    bool
+	demoLogins   []handlers.DemoLogin
+	demoPassword string
+}
 
 // WithoutDashboard serves the service surfaces only, for `masthead api`.
 func WithoutDashboard() Option { return func(o *options) { o.dashboard = false } }
+
+// WithDemoLogins lists the demo accounts and their password on the dashboard's sign-in page:
+// for `masthead dev` only, which seeded them.
+func WithDemoLogins(logins []handlers.DemoLogin, password string) Option {
+	return func(o *options) { o.demoLogins, o.demoPassword = logins, password }
+}
 
 // New connects to the database and builds the handler with every surface mounted. cfg must
 // pass Validate.
@@ -150,7 +160,7 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 
 	// The dashboard, unless this is `masthead api`.
 	if o.dashboard {
-		return s.mountDashboard()
+		return s.mountDashboard(o)
 	}
 	return nil
 }
@@ -176,7 +186,7 @@ func (s *Server) storageBackend() (storage.Backend, error) {
 // mountDashboard serves the editorial dashboard on the same address. It calls this service
 // over HTTP at the public URL like any other client; its session keys are derived from the JWT
 // signing keys, so every instance sharing those keys shares sessions.
-func (s *Server) mountDashboard() error {
+func (s *Server) mountDashboard(o options) error {
 	keys, err := handlers.SessionKeysFrom([]byte(s.cfg.JWTKeys))
 	if err != nil {
 		return err
@@ -184,6 +194,7 @@ func (s *Server) mountDashboard() error {
 	app, err := handlers.New(handlers.Config{
 		APIURL: s.cfg.BaseURL(), PublishableKey: s.cfg.PublishableKey, SessionKeys: keys,
 		Secure: strings.HasPrefix(s.cfg.BaseURL(), "https://"), Logger: s.log,
+		DemoLogins: o.demoLogins, DemoPassword: o.demoPassword,
 	})
 	if err != nil {
 		return err
