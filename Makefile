@@ -11,8 +11,10 @@ NPM_DIRS  := $(patsubst %/package.json,%,$(wildcard internal/*/jstest/package.js
 
 .PHONY: run build test fuzz deps deps-pg deps-browser deps-node deps-npm lint generate bench clean
 
+# make run ADDR=127.0.0.1:9090 DATA=/tmp/masthead picks the address and data folder; unset,
+# masthead dev's own defaults apply (MASTHEAD_ADDR / MASTHEAD_DATA, else 127.0.0.1:8080 and .masthead).
 run: build deps-pg
-	./$(BIN) dev
+	./$(BIN) dev $(if $(ADDR),--addr '$(ADDR)') $(if $(DATA),--data '$(DATA)')
 
 build:
 	$(GO) build -o $(BIN) ./cmd/masthead
