@@ -22,7 +22,7 @@ const usersUsage = `usage: masthead users <create|list> [flags]
   create   create a confirmed account, optionally with a role in a project
   list     list accounts with their projects and roles
 
-Run 'masthead users <create|list> -h' for their flags.`
+Run 'masthead users <create|list> -h' for their flags`
 
 func runUsers(ctx context.Context, args []string, stdout io.Writer, _ *slog.Logger) error {
 	if len(args) == 0 {

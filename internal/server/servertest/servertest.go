@@ -39,12 +39,21 @@ type Env struct {
 func New(t testing.TB, change func(*config.Config)) *Env {
 	t.Helper()
 	db := pgtest.New(t)
+	env := Serve(t, db.URL, change)
+	env.DB = db
+	return env
+}
+
+// Serve starts a service for t on the database at databaseURL (as the login role), for tests
+// that bring their own cluster, such as one they stop and start; Env.DB is then nil.
+func Serve(t testing.TB, databaseURL string, change func(*config.Config)) *Env {
+	t.Helper()
 	keys, err := auth.GenerateKeySet()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := config.Default()
-	cfg.DatabaseURL = db.URL
+	cfg.DatabaseURL = databaseURL
 	cfg.PublishableKey = auth.GeneratePublishableKey()
 	cfg.JWTKeys = string(keys)
 	cfg.BcryptCost = BcryptCost
@@ -74,7 +83,7 @@ func New(t testing.TB, change func(*config.Config)) *Env {
 			t.Logf("service log:\n%s", logs.String())
 		}
 	})
-	return &Env{URL: ts.URL, Key: cfg.PublishableKey, Config: cfg, DB: db, Server: srv, Logs: logs}
+	return &Env{URL: ts.URL, Key: cfg.PublishableKey, Config: cfg, Server: srv, Logs: logs}
 }
 
 // User is a fixture user.
