@@ -89,6 +89,11 @@ func (s *Server) toolError(ctx context.Context, tool string, err error) error {
 		return ue
 	}
 	e, ok := client.ErrorOf(err)
+	if ok && e.Status == http.StatusServiceUnavailable {
+		// The service said the database is down or restarting: worth a retry in a moment.
+		s.log.WarnContext(ctx, "mcp: tool met an outage", "tool", tool, "err", err)
+		return &internalError{msg: "Masthead's database is unavailable right now (it may be restarting); try again in a few seconds."}
+	}
 	if !ok || e.Status >= 500 {
 		s.log.ErrorContext(ctx, "mcp: tool failed", "tool", tool, "err", err)
 		return &internalError{msg: "Masthead could not complete this request right now; try again shortly."}
