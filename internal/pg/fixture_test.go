@@ -151,7 +151,7 @@ func (f *fixture) draftBy(t *testing.T, user, project, title string) string {
 	var id string
 	err := pg.WithCaller(context.Background(), f.db.Pool, f.caller(user), pg.ReadWrite, func(tx pgx.Tx) error {
 		return tx.QueryRow(context.Background(),
-			`insert into publications (project_id, title, slug, body) values ($1, $2, $3, '# Hello') returning id`,
+			`insert into publications (project_id, title, slug, summary, body) values ($1, $2, $3, 'In short', '# Hello') returning id`,
 			project, title, slugify(title)).Scan(&id)
 	})
 	if err != nil {
@@ -202,6 +202,9 @@ func (s step) args() []any {
 func (f *fixture) inStatus(t *testing.T, status string) string {
 	t.Helper()
 	id := f.draft(t, fmt.Sprintf("In %s %d", status, f.seq.Add(1)))
+	if status == "approved" || status == "scheduled" || status == "published" {
+		f.makeReady(t, id)
+	}
 	for _, s := range paths[status] {
 		var err error
 		if s.fn == "schedule" {
@@ -214,6 +217,17 @@ func (f *fixture) inStatus(t *testing.T, status string) string {
 		}
 	}
 	return id
+}
+
+// makeReady writes a promo for every default channel of a draft's project, so that once
+// approved it may be scheduled and published (readiness() passes).
+func (f *fixture) makeReady(t *testing.T, id string) {
+	t.Helper()
+	if _, err := f.exec("editorA", `insert into promos (project_id, publication_id, channel, body)
+		select p.project_id, p.id, ch, 'Read it' from publications p join projects j on j.id = p.project_id,
+		       unnest(j.default_channels) ch where p.id = $1`, id); err != nil {
+		t.Fatalf("make %s ready: %v", id, err)
+	}
 }
 
 // rpcSchedule schedules id at now() + interval.

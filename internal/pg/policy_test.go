@@ -13,10 +13,7 @@ var everyone = []string{"ownerA", "leadA", "editorA", "reviewerA", "viewerA", "o
 func TestReadIsolation(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	pub := f.inStatus(t, "approved") // leaves events and a review behind
-	if _, err := f.exec("editorA", `insert into promos (publication_id, channel, body) values ($1, 'x', 'hi')`, pub); err != nil {
-		t.Fatal(err)
-	}
+	pub := f.inStatus(t, "approved") // leaves events, a revision, a review and promos behind
 	if _, err := f.exec("editorA", `insert into publication_media (publication_id, media_id) values ($1, $2)`, pub, f.mediaA); err != nil {
 		t.Fatal(err)
 	}
@@ -30,6 +27,7 @@ func TestReadIsolation(t *testing.T) {
 		"publication_media": "select count(*) from publication_media where project_id = $1",
 		"reviews":           "select count(*) from reviews where project_id = $1",
 		"status_events":     "select count(*) from status_events where project_id = $1",
+		"revisions":         "select count(*) from publication_revisions where project_id = $1",
 		"profiles":          "select count(*) from profiles where id in (select user_id from project_members where project_id = $1)",
 	}
 	members := map[string]bool{"ownerA": true, "leadA": true, "editorA": true, "reviewerA": true, "viewerA": true}
@@ -44,7 +42,7 @@ func TestReadIsolation(t *testing.T) {
 			}
 		}
 	}
-	for _, table := range []string{"profiles", "projects", "project_members", "collections", "channels", "publications", "promos", "media", "publication_media", "reviews", "status_events"} {
+	for _, table := range []string{"profiles", "projects", "project_members", "collections", "channels", "publications", "promos", "media", "publication_media", "reviews", "status_events", "publication_revisions"} {
 		if n := f.count("anon", "select count(*) from "+table); n != 0 {
 			t.Errorf("anon sees %d rows of %s", n, table)
 		}
@@ -113,6 +111,9 @@ func TestWriteMatrix(t *testing.T) {
 		{"status_events insert", `insert into status_events (project_id, publication_id, from_status, to_status, intent, via) values ($1, $2, 'draft', 'published', 'publish', 'rpc')`, []any{f.projA, draft}, ""},
 		{"status_events update", `update status_events set note = 'forged' where publication_id = $1`, []any{approved}, ""},
 		{"status_events delete", `delete from status_events where publication_id = $1`, []any{approved}, ""},
+		{"revisions insert", `insert into publication_revisions (project_id, publication_id, round, version, snapshot) values ($1, $2, 9, 1, '{}')`, []any{f.projA, approved}, ""},
+		{"revisions update", `update publication_revisions set snapshot = '{}' where publication_id = $1`, []any{approved}, ""},
+		{"revisions delete", `delete from publication_revisions where publication_id = $1`, []any{approved}, ""},
 	}
 	for _, c := range cases {
 		allowed := map[string]bool{}

@@ -69,13 +69,13 @@ var bulkAngles = []string{
 
 // seedBulk adds n generated publications to t's project, written by its editor and taken
 // through the workflow in bulk. Every other one shows one of the demo images (each link is a
-// checked, triggered insert, so not all of them); scheduled ones get a promo.
+// checked, triggered insert, so not all of them); those that go live get a promo per channel.
 //
 // It works a batch at a time, drafts to final status, so the rows each UPDATE touches were
 // written moments before and are still in shared buffers: a whole project at 100k rows, with
 // the dead versions every move leaves, is several times larger than the server's cache.
 func seedBulk(ctx context.Context, pool *pgxpool.Pool, t *team, n int, log *slog.Logger) error {
-	if len(t.mediaIDs) == 0 {
+	if len(t.altMediaIDs) == 0 {
 		return fmt.Errorf("seed: no demo media to reuse for %s", t.spec.Slug)
 	}
 	start := time.Now()
@@ -141,8 +141,9 @@ func (b *bulkWriter) batch(ctx context.Context, from, to int) error {
 	return nil
 }
 
-// dress gives the batch's drafts their images and the scheduled-to-be their promo, as the
-// editor.
+// dress gives the batch's drafts their images and those that will go live a promo for every
+// channel, as the editor: the database schedules and publishes only ready publications, so
+// those rows get what readiness asks for (images with alt text, a promo per default channel).
 func (b *bulkWriter) dress(ctx context.Context, from, to int) error {
 	p := b.t.spec
 	err := as(ctx, b.pool, b.t.editor, func(tx pgx.Tx) error {
@@ -152,16 +153,16 @@ func (b *bulkWriter) dress(ctx context.Context, from, to int) error {
 			from public.publications p
 			where p.project_id = $1 and p.status = 'draft' and p.slug like 'bulk-%'
 			  and `+bulkN+` between $3 and $4 and `+bulkN+` % 2 = 1`,
-			b.t.projectID, b.t.mediaIDs, from, to); err != nil {
+			b.t.projectID, b.t.altMediaIDs, from, to); err != nil {
 			return fmt.Errorf("place media: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `
 			insert into public.promos (project_id, publication_id, channel, body, link)
-			select p.project_id, p.id, $3, p.title || ' ' || $4 || p.slug, $4 || p.slug
-			from public.publications p
+			select p.project_id, p.id, ch, p.title || ' ' || $4 || p.slug, $4 || p.slug
+			from public.publications p cross join unnest($3::text[]) ch
 			where p.project_id = $1 and p.status = 'draft' and p.slug like 'bulk-%'
-			  and `+bulkN+` between $5 and $6 and `+bulkEndSQL+` = 'scheduled'`,
-			b.t.projectID, b.ends, p.Channels[0], "https://"+p.Domain+"/", from, to); err != nil {
+			  and `+bulkN+` between $5 and $6 and `+bulkEndSQL+` in ('scheduled', 'published', 'archived')`,
+			b.t.projectID, b.ends, p.Channels, "https://"+p.Domain+"/", from, to); err != nil {
 			return fmt.Errorf("promos: %w", err)
 		}
 		return nil

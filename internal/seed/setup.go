@@ -34,7 +34,7 @@ type team struct {
 	collections            map[string]string // slug → id
 	maxChars               map[string]int    // channel slug → limit
 	collectionIDs          []string          // in spec order, for bulk rows
-	mediaIDs               []string          // the demo images, reused by bulk rows
+	altMediaIDs            []string          // the demo images with alt text, reused by bulk rows
 }
 
 // as runs fn in one transaction as a.
