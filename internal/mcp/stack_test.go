@@ -80,6 +80,11 @@ func (s *stack) fixtures(t testing.TB) {
 		}
 		s.pubs[p.title] = id
 	}
+	// Lighthouse gala goes live, so it has what readiness asks for: a promo per default channel.
+	if _, err := own.Exec(ctx, `insert into promos (project_id, publication_id, channel, body)
+		select $1, $2, ch, 'Lighthouse gala tonight' from unnest('{x,bluesky}'::text[]) ch`, s.projA, s.pubs["Lighthouse gala"]); err != nil {
+		t.Fatal(err)
+	}
 	// Tide tables, Ferry strike ends, Lighthouse gala and Island hopping wait for review; Ferry
 	// strike ends is approved and Lighthouse gala scheduled.
 	for _, title := range []string{"Tide tables", "Ferry strike ends", "Lighthouse gala"} {

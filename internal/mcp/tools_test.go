@@ -147,6 +147,9 @@ func TestJourney(t *testing.T) {
 		t.Fatalf("unknown channel: %v %s", res.IsError, text(res))
 	}
 
+	mustOK(t, "upsert_promo", call(t, editor, "upsert_promo", map[string]any{
+		"publication_id": s.pubs["Harbour reopens"], "channel": "bluesky", "body": "The harbour is open again."}, &promo))
+
 	reviewer := s.connect(t, "reviewer")
 	mustOK(t, "approve", call(t, reviewer, "approve",
 		map[string]any{"publication_id": s.pubs["Harbour reopens"], "note": "dates check out"}, &moved))
@@ -155,7 +158,7 @@ func TestJourney(t *testing.T) {
 	}
 	var detail mcp.PublicationDetail
 	mustOK(t, "get_publication", call(t, reviewer, "get_publication", map[string]any{"publication_id": s.pubs["Harbour reopens"]}, &detail))
-	if detail.Status != "approved" || detail.Body != "# Harbour reopens" || len(detail.Promos) != 1 ||
+	if detail.Status != "approved" || detail.Body != "# Harbour reopens" || len(detail.Promos) != 2 ||
 		len(detail.Reviews) != 1 || detail.Reviews[0].Verdict != "approved" || len(detail.History) != 2 ||
 		detail.History[0].To != "approved" || detail.History[0].Actor != "reviewer" || detail.History[1].Note != "please check the dates" {
 		t.Fatalf("get_publication = %+v", detail)
@@ -296,8 +299,8 @@ func TestTenantIsolation(t *testing.T) {
 		s.projA).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	if n != 6 { // the fixtures' own moves: 3 submits, 2 approvals, 1 schedule
-		t.Errorf("northwind changed: %d events, comments and promos, want 6", n)
+	if n != 8 { // the fixtures' own: 3 submits, 2 approvals, 1 schedule, 2 promos
+		t.Errorf("northwind changed: %d events, comments and promos, want 8", n)
 	}
 }
 

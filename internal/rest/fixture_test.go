@@ -99,7 +99,7 @@ func newFixture(t testing.TB) *fixture {
 	} {
 		mustExec(t, own, `insert into promos (publication_id, channel, body) values ($1, $2, $3)`, f.pubs[pr.pub], pr.channel, pr.body)
 	}
-	mustScan(t, own.QueryRow(ctx, `insert into media (project_id, storage_path, mime_type, width, height) values ($1, 'proj-a/a.png', 'image/png', 640, 480) returning id`, f.projA), &f.media)
+	mustScan(t, own.QueryRow(ctx, `insert into media (project_id, storage_path, mime_type, width, height, alt_text) values ($1, 'proj-a/a.png', 'image/png', 640, 480, 'A lighthouse at dusk') returning id`, f.projA), &f.media)
 	mustExec(t, own, `insert into publication_media (publication_id, media_id, position) values ($1, $2, 1)`, f.pubs["Alpha launch"], f.media)
 
 	f.serve(t, Config{})

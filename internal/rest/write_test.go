@@ -232,6 +232,12 @@ func TestRPC(t *testing.T) {
 		{"schedule", call{method: "POST", user: "leadA", path: "/rpc/schedule", body: `{` + pub("Alpha launch") + `,"scheduled_for":"` + future + `"}`}, 200, status("scheduled")},
 		{"unschedule", call{method: "POST", user: "leadA", path: "/rpc/unschedule", body: `{` + pub("Alpha launch") + `}`}, 200, status("approved")},
 		{"editor cannot publish", call{method: "POST", user: "editorA", path: "/rpc/publish_now", body: `{` + pub("Alpha launch") + `}`}, 403, wantError("42501")},
+		{"readiness", call{method: "POST", user: "viewerA", path: "/rpc/readiness", body: `{` + pub("Beta notes") + `}`}, 200, func(t *testing.T, f *fixture, r reply) {
+			if !strings.Contains(string(r.body), `{"check":"promo:bluesky","ok":false,"detail":"Bluesky: no promo written"}`) {
+				t.Errorf("readiness: %s", r.body)
+			}
+		}},
+		{"publish_now refuses what is not ready", call{method: "POST", user: "leadA", path: "/rpc/publish_now", body: `{` + pub("Beta notes") + `}`}, 422, wantError("PT422")},
 		{"publish_now", call{method: "POST", user: "leadA", path: "/rpc/publish_now", body: `{` + pub("Alpha launch") + `}`}, 200, status("published")},
 		{"archive", call{method: "POST", user: "leadA", path: "/rpc/archive", body: `{` + pub("Alpha launch") + `,"note":"old"}`}, 200, status("archived")},
 		{"restore", call{method: "POST", user: "leadA", path: "/rpc/restore", body: `{` + pub("Alpha launch") + `}`}, 200, status("draft")},
