@@ -87,6 +87,8 @@ type Publication struct {
 	Media      []PublicationMedia `json:"publication_media,omitempty"`
 	Reviews    []Review           `json:"reviews,omitempty"`
 	Events     []StatusEvent      `json:"status_events,omitempty"`
+	// Revisions are the latest review rounds, newest first (the detail page embeds two).
+	Revisions []Revision `json:"publication_revisions,omitempty"`
 }
 
 // Promo is the text of a publication for one channel.
@@ -124,6 +126,7 @@ type Review struct {
 	ReviewerID string    `json:"reviewer_id"`
 	Verdict    string    `json:"verdict"`
 	Notes      string    `json:"notes"`
+	Round      int       `json:"round"` // the review round it was written in (0: before the first submit)
 	CreatedAt  time.Time `json:"created_at"`
 	Reviewer   *Profile  `json:"reviewer,omitempty"`
 }

@@ -93,12 +93,13 @@ const detailSelect = "*," +
 	"collection:collections(id,slug,name)," +
 	"promos(id,channel,body,link,updated_at,channels(slug,name,limits))," +
 	"publication_media(position,media(id,storage_path,kind,mime_type,alt_text,width,height,bytes))," +
-	"reviews(id,reviewer_id,verdict,notes,created_at,reviewer:profiles!reviewer_id(display_name))," +
-	"status_events(id,from_status,to_status,actor_id,intent,note,via,created_at,actor:profiles!actor_id(display_name))"
+	"reviews(id,reviewer_id,verdict,notes,round,created_at,reviewer:profiles!reviewer_id(display_name))," +
+	"status_events(id,from_status,to_status,actor_id,intent,note,via,created_at,actor:profiles!actor_id(display_name))," +
+	"publication_revisions(" + revisionSelect + ")"
 
 // Publication returns one publication of a project with its author, collection, promos (and
-// their channels), media in position order, reviews newest first and the status history newest
-// first. A publication the caller cannot see is an *Error with status 404.
+// their channels), media in position order, reviews newest first, the status history newest
+// first and its latest two review rounds (newest first), so the page can say what changed. A publication the caller cannot see is an *Error with status 404.
 func (c *Client) Publication(ctx context.Context, accessToken, projectID, id string) (*Publication, error) {
 	q := From("publications").
 		Select(detailSelect).
@@ -108,6 +109,8 @@ func (c *Client) Publication(ctx context.Context, accessToken, projectID, id str
 		Param("publication_media.order", "position.asc").
 		Param("reviews.order", "created_at.desc").
 		Param("status_events.order", "id.desc").
+		Param("publication_revisions.order", "round.desc").
+		Param("publication_revisions.limit", "2").
 		Single()
 	var p Publication
 	if _, err := c.Get(ctx, accessToken, q, &p); err != nil {

@@ -106,6 +106,7 @@ func New(cfg Config) (*Server, error) {
 		&sdk.ServerOptions{Instructions: instructions})
 	s.addReadTools()
 	s.addWorkflowTools()
+	s.addRoundTools()
 	s.addPromoTool()
 
 	// Stateless: every POST carries everything needed, so any instance behind a load balancer

@@ -1,0 +1,63 @@
+package client
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"masthead/internal/rounds"
+)
+
+// Revision is one review round of a publication: what its submitter sent for review.
+type Revision struct {
+	Round       int             `json:"round"`
+	Version     int             `json:"version"`
+	Snapshot    rounds.Snapshot `json:"snapshot"`
+	SubmittedBy *string         `json:"submitted_by"`
+	CreatedAt   time.Time       `json:"created_at"`
+	Submitter   *Profile        `json:"submitter,omitempty"`
+}
+
+// revisionSelect is a revision with its submitter's name.
+const revisionSelect = "round,version,snapshot,submitted_by,created_at,submitter:profiles!submitted_by(display_name)"
+
+// Revisions returns the rounds of a publication, oldest first: all of them, or only those
+// named. A publication the caller cannot see has none.
+func (c *Client) Revisions(ctx context.Context, accessToken, publicationID string, only ...int) ([]Revision, error) {
+	q := From("publication_revisions").Select(revisionSelect).Eq("publication_id", publicationID).Order("round.asc")
+	if len(only) > 0 {
+		ns := make([]string, len(only))
+		for i, n := range only {
+			ns[i] = strconv.Itoa(n)
+		}
+		q.In("round", ns...)
+	}
+	var out []Revision
+	_, err := c.Get(ctx, accessToken, q, &out)
+	return out, err
+}
+
+// Check is one line of readiness(): what a publication needs before it may go live.
+type Check struct {
+	Check  string `json:"check"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// Readiness asks the database, the one place readiness is defined, what publicationID still
+// needs before it may be scheduled or published.
+func (c *Client) Readiness(ctx context.Context, accessToken, publicationID string) ([]Check, error) {
+	var out []Check
+	err := c.RPC(ctx, accessToken, "readiness", map[string]any{"publication_id": publicationID}, &out)
+	return out, err
+}
+
+// Ready reports whether every check passes.
+func Ready(checks []Check) bool {
+	for _, c := range checks {
+		if !c.OK {
+			return false
+		}
+	}
+	return true
+}
