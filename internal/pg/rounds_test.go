@@ -225,7 +225,7 @@ func TestReadinessGatesGoingLive(t *testing.T) {
 	_, v0 := f.statusOf(t, id)
 	events := len(f.events(t, id))
 	refusals := map[string]func() error{
-		"schedule": func() error { _, _, err := f.rpcSchedule("leadA", id, "1 day"); return err },
+		"schedule":    func() error { _, _, err := f.rpcSchedule("leadA", id, "1 day"); return err },
 		"publish_now": func() error { _, _, err := f.rpc("leadA", "publish_now", id); return err },
 		"direct publish": func() error {
 			_, err := f.exec("leadA", `update publications set status = 'published' where id = $1`, id)
