@@ -72,6 +72,18 @@ func (a *App) detail(c echo.Context, pc *projectContext, p *client.Publication, 
 		Summary:    p.Summary,
 		Body:       p.Body,
 		Workflow:   a.workflow(c, pc, p, f),
+		Round:      roundInfo(pc, p),
+		Changes:    changesSincePrevious(pc, p),
+	}
+	// The checklist is worth a request of its own: the database is the one judge of readiness.
+	// Without it the page still serves its purpose, so a failure is logged, not shown.
+	checks, missing, err := a.readiness(c, p)
+	if err != nil {
+		a.log.WarnContext(ctx(c), "handlers: readiness unavailable", "route", c.Path(), "err", err)
+	}
+	m.Readiness = checks
+	if p.Status == "reviewing" || p.Status == "approved" || p.Status == "scheduled" {
+		m.Workflow.NotReady = missing
 	}
 	if p.Collection != nil {
 		m.Collection = p.Collection.Name

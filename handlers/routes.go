@@ -27,6 +27,7 @@ func (a *App) Register(e *echo.Echo) {
 	e.GET("/p/:slug/queue", a.queue, in...)
 	e.GET("/p/:slug/schedule", a.scheduleProject, in...)
 	e.GET("/p/:slug/publications/:id", a.publication, in...)
+	e.GET("/p/:slug/publications/:id/rounds/:range", a.rounds, in...)
 	e.POST("/p/:slug/publications/:id/actions/:rpc", a.act, in...)
 	e.POST("/p/:slug/publications/:id/preview/:rpc", a.preview, in...)
 	e.GET("/oauth/consent", a.showConsent, in...)

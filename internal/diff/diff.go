@@ -285,24 +285,40 @@ func splitLines(s string) []string {
 	return out
 }
 
-// splitWords cuts text into alternating runs of non-space and space, so words compare whole
-// and the spacing between them is kept exactly.
+// splitWords cuts text into words, runs of space and single punctuation marks, so words
+// compare whole ("Monday." → "Monday 3 March." inserts " 3 March"), and spacing is kept exactly.
 func splitWords(s string) []string {
 	var out []string
-	start := 0
-	inSpace := false
+	start, prev := 0, -1
 	for i, r := range s {
-		sp := unicode.IsSpace(r)
-		if i > start && sp != inSpace {
+		k := class(r)
+		if i > start && (k != prev || k == punct) {
 			out = append(out, s[start:i])
 			start = i
 		}
-		inSpace = sp
+		prev = k
 	}
 	if start < len(s) {
 		out = append(out, s[start:])
 	}
 	return out
+}
+
+const (
+	space = iota
+	word
+	punct
+)
+
+func class(r rune) int {
+	switch {
+	case unicode.IsSpace(r):
+		return space
+	case unicode.IsLetter(r), unicode.IsDigit(r), unicode.IsMark(r), r == '_', r == '\'':
+		return word
+	default:
+		return punct
+	}
 }
 
 func isSpace(s string) bool {

@@ -227,7 +227,7 @@ begin
       ok := false;
       detail := format('%s: %s / %s %s (%s over)', ch.name, m.used, m.max_chars, unitword, m.used - m.max_chars);
       if m.unit = 'graphemes' then
-        detail := detail || '; counted from above: the database cannot segment graphemes exactly';
+        detail := detail || '; the database may count a few more characters than Bluesky does';
       end if;
     elsif m.max_hashtags > 0 and m.hashtags > m.max_hashtags then
       ok := false;
