@@ -341,3 +341,66 @@ as $$
 $$;
 revoke execute on function app.due_not_ready(integer) from public, anon, authenticated;
 grant execute on function app.due_not_ready(integer) to masthead_scheduler;
+
+-------------------------------------------------------------------------------------------------
+-- The inbox: what waits on the caller, with the reason it is there.
+
+-- my_inbox lists what waits on the caller across their projects, by role:
+--   reviewer, lead, owner: in review, written by someone else, not yet reviewed by them in
+--     this round ('review');
+--   the author: sent back with changes requested ('changes_requested', with the note), and
+--     their drafts untouched for a week ('stale_draft');
+--   lead, owner: approved without a date ('needs_date'), due within a day but not ready
+--     ('due_not_ready'), and past their time but not yet published ('overdue').
+-- It runs as the caller, so row-level security decides what it can list.
+create function public.my_inbox()
+returns table (publication_id uuid, project_id uuid, project_slug text, title text, status text,
+               reason text, detail text, since timestamptz)
+language sql stable
+as $$
+  with me as (select (select auth.uid()) as uid),
+  reviewing as (
+    select p.id, p.project_id, p.title, p.status, 'review'::text as reason,
+           ''::text as detail, p.updated_at as since
+      from public.publications p, me
+     where p.status = 'reviewing' and p.author_id <> me.uid
+       and p.project_id = any ((select app.project_ids('{reviewer,lead,owner}'))::uuid[])
+       and not exists (select 1 from public.reviews r
+                        where r.publication_id = p.id and r.reviewer_id = me.uid
+                          and r.round = app.current_round(p.id))
+  ),
+  sent_back as (
+    select p.id, p.project_id, p.title, p.status, 'changes_requested',
+           coalesce((select r.notes from public.reviews r where r.publication_id = p.id and r.verdict = 'changes_requested'
+                     order by r.created_at desc limit 1), ''),
+           p.updated_at
+      from public.publications p, me
+     where p.status = 'changes_requested' and p.author_id = me.uid
+  ),
+  stale as (
+    select p.id, p.project_id, p.title, p.status, 'stale_draft', '', p.updated_at
+      from public.publications p, me
+     where p.status = 'draft' and p.author_id = me.uid and p.updated_at < now() - interval '7 days'
+  ),
+  lead_work as (
+    select p.id, p.project_id, p.title, p.status,
+           case when p.status = 'approved' then 'needs_date'
+                when p.scheduled_for <= now() then 'overdue'
+                else 'due_not_ready' end,
+           case when p.status = 'approved' then ''
+                else coalesce((select string_agg(r.detail, '; ') from app.readiness_of(p) r where not r.ok), '') end,
+           coalesce(p.scheduled_for, p.updated_at)
+      from public.publications p
+     where p.project_id = any ((select app.project_ids('{lead,owner}'))::uuid[])
+       and (p.status = 'approved'
+            or (p.status = 'scheduled' and p.scheduled_for <= now())
+            or (p.status = 'scheduled' and p.scheduled_for <= now() + interval '1 day' and not app.is_ready(p.id)))
+  )
+  select x.id, x.project_id, j.slug, x.title, x.status, x.reason, x.detail, x.since
+    from (select * from reviewing union all select * from sent_back
+          union all select * from stale union all select * from lead_work) x
+    join public.projects j on j.id = x.project_id
+   order by x.since
+$$;
+revoke execute on function public.my_inbox() from public, anon;
+grant execute on function public.my_inbox() to authenticated;

@@ -1,0 +1,88 @@
+package pg_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"masthead/internal/pg"
+)
+
+// inbox returns "reason title" for each entry of a user's inbox, sorted.
+func (f *fixture) inbox(t *testing.T, user string) []string {
+	t.Helper()
+	var out []string
+	err := pg.WithCaller(context.Background(), f.db.Pool, f.caller(user), pg.ReadOnly, func(tx pgx.Tx) error {
+		rows, err := tx.Query(context.Background(), `select reason || ' ' || title || case when detail <> '' then ': ' || detail else '' end from my_inbox()`)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestInbox: each role's inbox holds exactly what waits on them, with the reason.
+func TestInbox(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	own := f.db.Owner(t)
+	rev := f.draft(t, "To review")
+	if _, _, err := f.rpc("editorA", "submit_for_review", rev); err != nil {
+		t.Fatal(err)
+	}
+	back := f.draft(t, "Sent back")
+	for _, s := range []step{{"editorA", "submit_for_review", ""}, {"reviewer2A", "request_changes", "Cut the second paragraph."}} {
+		if _, _, err := f.rpc(s.user, s.fn, back, s.args()...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	approved := f.inStatus(t, "approved")
+	overdue := f.inStatus(t, "scheduled")
+	soon := f.inStatus(t, "scheduled")
+	later := f.inStatus(t, "scheduled")
+	stale := f.draft(t, "Old draft")
+	f.draft(t, "Fresh draft")
+	ownerDoes(t, own, `alter table publications disable trigger publications_guard`)
+	ownerDoes(t, own, `update publications set scheduled_for = now() - interval '1 hour' where id = $1`, overdue)
+	ownerDoes(t, own, `update publications set updated_at = now() - interval '8 days' where id = $1`, stale)
+	ownerDoes(t, own, `update publications set scheduled_for = now() + interval '2 hours' where id = $1`, soon)
+	ownerDoes(t, own, `update publications set scheduled_for = now() + interval '3 days' where id = $1`, later)
+	ownerDoes(t, own, `alter table publications enable trigger publications_guard`)
+	// Due within a day and no longer ready (only a superuser could take its promo away now),
+	// and one further out that is not ready either: only the first waits on the lead.
+	ownerDoes(t, own, `delete from promos where publication_id in ($1, $2) and channel = 'x'`, soon, later)
+	title := func(id string) string {
+		var s string
+		mustScan(t, own.QueryRow(context.Background(), `select title from publications where id = $1`, id), &s)
+		return s
+	}
+
+	// A reviewer's comment in this round takes the item out of their inbox, not another's.
+	if _, err := f.exec("reviewerA", `insert into reviews (publication_id, verdict, notes) values ($1, 'comment', 'looking')`, rev); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string][]string{
+		"reviewerA":  nil,
+		"reviewer2A": {"review To review"},
+		"editorA":    {"changes_requested Sent back: Cut the second paragraph.", "stale_draft Old draft"},
+		"leadA": {"needs_date " + title(approved), "overdue " + title(overdue), "review To review",
+			"due_not_ready " + title(soon) + ": X: no promo written"},
+		"viewerA":  nil,
+		"ownerB":   nil,
+		"outsider": nil,
+	}
+	for user, want := range cases {
+		slices.Sort(want)
+		if got := f.inbox(t, user); !slices.Equal(got, want) {
+			t.Errorf("%s's inbox = %q, want %q", user, got, want)
+		}
+	}
+}
