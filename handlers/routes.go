@@ -23,6 +23,8 @@ func (a *App) Register(e *echo.Echo) {
 	in := append(page, a.requireUser)
 	e.GET("/", a.home, in...)
 	e.GET("/schedule", a.scheduleAll, in...)
+	e.GET("/inbox", a.inbox, in...)
+	e.GET("/inbox/count", a.inboxCount, in...)
 	e.GET("/p/:slug", a.projectHome, in...)
 	e.GET("/p/:slug/queue", a.queue, in...)
 	e.GET("/p/:slug/schedule", a.scheduleProject, in...)

@@ -61,3 +61,22 @@ func Ready(checks []Check) bool {
 	}
 	return true
 }
+
+// InboxEntry is one thing waiting on the caller (my_inbox()).
+type InboxEntry struct {
+	PublicationID string    `json:"publication_id"`
+	ProjectID     string    `json:"project_id"`
+	ProjectSlug   string    `json:"project_slug"`
+	Title         string    `json:"title"`
+	Status        string    `json:"status"`
+	Reason        string    `json:"reason"` // review, changes_requested, stale_draft, needs_date, due_not_ready, overdue
+	Detail        string    `json:"detail"`
+	Since         time.Time `json:"since"`
+}
+
+// Inbox lists what waits on the caller across their projects, oldest first.
+func (c *Client) Inbox(ctx context.Context, accessToken string) ([]InboxEntry, error) {
+	var out []InboxEntry
+	err := c.RPC(ctx, accessToken, "my_inbox", map[string]any{}, &out)
+	return out, err
+}

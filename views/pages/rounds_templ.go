@@ -187,7 +187,7 @@ func ChangesPart(c *ChangesModel) templ.Component {
 		}
 		ctx = templ.ClearChildren(ctx)
 		if c != nil {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<section class=\"card changes\" aria-labelledby=\"changes-title\" data-testid=\"changes\"><h2 id=\"changes-title\">Changes since round ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<section class=\"card changes\" id=\"changes\" aria-labelledby=\"changes-title\" data-testid=\"changes\"><h2 id=\"changes-title\">Changes since round ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -675,7 +675,7 @@ func ReadinessPart(checks []CheckItem) templ.Component {
 		}
 		ctx = templ.ClearChildren(ctx)
 		if len(checks) > 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "<section class=\"card readiness\" aria-labelledby=\"readiness-title\" data-testid=\"readiness\"><h2 id=\"readiness-title\">Ready to go live?</h2><ul class=\"checklist\" role=\"list\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "<section class=\"card readiness\" id=\"readiness\" aria-labelledby=\"readiness-title\" data-testid=\"readiness\"><h2 id=\"readiness-title\">Ready to go live?</h2><ul class=\"checklist\" role=\"list\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -1,0 +1,81 @@
+package handlers_test
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+)
+
+// TestInbox: each person's "Waiting on me" lists exactly what the database says waits on them,
+// grouped by reason and linked to where they act; the banner's count agrees.
+func TestInbox(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	own := s.env.DB.Owner(t)
+	count := func(sql, email string) int {
+		t.Helper()
+		var n int
+		if err := own.QueryRow(context.Background(), sql, email).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// Written independently of my_inbox(), from the rules in DESIGN's words.
+	toReview := `select count(*) from publications p join project_members m on m.project_id = p.project_id
+		join auth.users u on u.id = m.user_id
+		where u.email = $1 and m.role in ('reviewer', 'lead', 'owner') and p.status = 'reviewing' and p.author_id <> u.id
+		  and not exists (select 1 from reviews r where r.publication_id = p.id and r.reviewer_id = u.id
+		                  and r.round = (select max(round) from publication_revisions v where v.publication_id = p.id))`
+	sentBack := `select count(*) from publications p join auth.users u on u.id = p.author_id
+		where u.email = $1 and p.status = 'changes_requested'`
+	cases := []struct {
+		email  string
+		groups map[string]int
+	}{
+		{"reviewer@northwind.test", map[string]int{"review": count(toReview, "reviewer@northwind.test")}},
+		{"editor@northwind.test", map[string]int{"changes_requested": count(sentBack, "editor@northwind.test")}},
+		{"viewer@northwind.test", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.email, func(t *testing.T) {
+			b := s.browser(t)
+			b.login(c.email)
+			p := b.get("/inbox")
+			if p.status != http.StatusOK {
+				t.Fatalf("inbox: %d", p.status)
+			}
+			total := 0
+			for key, n := range c.groups {
+				if n == 0 {
+					t.Fatalf("the demo data has nothing %s for %s", key, c.email)
+				}
+				total += n
+				if got := p.count(`[data-testid="inbox-` + key + `"] [data-testid="inbox-entry"]`); got != n {
+					t.Errorf("%s: %d entries, want %d", key, got, n)
+				}
+			}
+			if got := p.count(`[data-testid="inbox-entry"]`); got != total {
+				t.Errorf("%d entries in all, want %d", got, total)
+			}
+			if total == 0 && p.count(`[data-testid="inbox-empty"]`) != 1 {
+				t.Error("an empty inbox does not say so")
+			}
+			p.doc.Find(`[data-testid="inbox-review"] [data-testid="inbox-entry"] a`).Each(func(_ int, a *goquery.Selection) {
+				if href, _ := a.Attr("href"); !strings.HasPrefix(href, "/p/northwind/publications/") || !strings.HasSuffix(href, "#changes") {
+					t.Errorf("entry links to %q", href)
+				}
+			})
+			n := b.get("/inbox/count", htmx("inbox-count")...)
+			if got := n.text(`[data-testid="inbox-count"]`); got != strconv.Itoa(total)+" waiting" {
+				t.Errorf("banner count %q, want %d", got, total)
+			}
+			if q := b.get("/p/northwind/queue"); q.count(`[data-testid="inbox-link"] #inbox-count[hx-get="/inbox/count"]`) != 1 {
+				t.Error("the banner has no inbox link that loads its count")
+			}
+		})
+	}
+}
