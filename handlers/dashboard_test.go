@@ -236,8 +236,9 @@ func TestDashboard(t *testing.T) {
 			path string
 			max  int64
 		}{
-			{"/p/northwind/queue", 2},
-			{"/p/northwind/queue?status=all&q=the&page=2", 2},
+			// the projects, the page of the queue, and visit() (what is new since last time)
+			{"/p/northwind/queue", 3},
+			{"/p/northwind/queue?status=all&q=the&page=2", 3},
 			// the projects, the publication with every embed, and readiness() (the database is
 			// the one judge of it, and PostgREST cannot embed a function's rows)
 			{"/p/northwind/publications/" + reviewing[0].id, 3},

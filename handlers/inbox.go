@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -32,6 +33,15 @@ func (a *App) inbox(c echo.Context) error {
 	if err != nil {
 		return a.fail(c, err)
 	}
+	var seen *time.Time
+	err = a.call(c, func(token string) error {
+		var err error
+		seen, err = a.api.Visit(ctx(c), token, "inbox")
+		return err
+	})
+	if err != nil {
+		return a.fail(c, err)
+	}
 	names := map[string]string{}
 	for _, p := range pc.all {
 		names[p.ID] = p.Name
@@ -46,6 +56,7 @@ func (a *App) inbox(c echo.Context) error {
 			g.Entries = append(g.Entries, pages.InboxEntry{
 				Title: e.Title, URL: publicationURL(e.ProjectSlug, e.PublicationID) + r.anchor,
 				Project: names[e.ProjectID], Status: status(e.Status), Detail: e.Detail, Since: pc.clock.time(e.Since),
+				New: seen != nil && e.Since.After(*seen),
 			})
 		}
 		if len(g.Entries) > 0 {

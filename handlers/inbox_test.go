@@ -79,3 +79,52 @@ func TestInbox(t *testing.T) {
 		})
 	}
 }
+
+// TestNewSinceLastVisit: the queue marks what changed since the person's last sitting with it,
+// remembered by the service per person (not in a cookie: a new browser sees the same marks).
+func TestNewSinceLastVisit(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	own := s.env.DB.Owner(t)
+	b := s.browser(t)
+	b.login("lead@northwind.test")
+	if p := b.get("/p/northwind/queue?status=draft"); p.count(`[data-testid="new"]`) != 0 {
+		t.Fatalf("a first visit marks %d rows new", p.count(`[data-testid="new"]`))
+	}
+	// Everything was last touched two hours ago and the lead looked 40 minutes ago; then the
+	// editor edits one draft.
+	for _, q := range []string{
+		`alter table publications disable trigger publications_guard`,
+		`update publications set updated_at = now() - interval '2 hours'`,
+		`alter table publications enable trigger publications_guard`,
+		`update list_visits set seen_at = now() - interval '40 minutes'`,
+	} {
+		if _, err := own.Exec(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var draft string
+	for _, p := range s.pubs(t, "northwind", "draft") {
+		if p.authorEmail == "editor@northwind.test" {
+			draft = p.id
+			break
+		}
+	}
+	_, editor := s.as(t, "editor@northwind.test")
+	s.edit(t, editor, draft, `{"summary":"A fresh summary."}`)
+
+	other := s.browser(t) // another browser: the marks live in the service, not a cookie
+	other.login("lead@northwind.test")
+	p := other.get("/p/northwind/queue?status=draft")
+	if n := p.count(`[data-testid="new"]`); n != 1 {
+		t.Fatalf("%d rows marked new, want 1", n)
+	}
+	href, _ := p.doc.Find(`[data-testid="queue-row"]:has([data-testid="new"]) a.row-title`).Attr("href")
+	if !strings.HasSuffix(href, draft) {
+		t.Errorf("the new row links to %q, want the edited draft", href)
+	}
+	// Paging and filtering within the sitting keep the mark.
+	if p := other.get("/p/northwind/queue?status=draft"); p.count(`[data-testid="new"]`) != 1 {
+		t.Error("a second look in the same sitting lost the mark")
+	}
+}

@@ -108,15 +108,22 @@ func (a *App) queue(c echo.Context) error {
 	}
 	var rows []client.Publication
 	var total int
+	var seen *time.Time
 	err = a.call(c, func(token string) error {
 		var err error
-		rows, total, err = a.api.Queue(ctx(c), token, f)
+		if rows, total, err = a.api.Queue(ctx(c), token, f); err != nil {
+			return err
+		}
+		seen, err = a.api.Visit(ctx(c), token, "queue:"+pc.project.ID)
 		return err
 	})
 	if err != nil {
 		return a.fail(c, err)
 	}
 	results := a.queueResults(pc, q, rows, total)
+	for i, p := range rows {
+		results.Rows[i].New = seen != nil && p.UpdatedAt.After(*seen)
+	}
 	if wantsPart(c, "queue-results") {
 		// The address bar gets the canonical URL (defaults and empty fields left out), so the
 		// pushed history entry and a shared link read as the filters do.

@@ -80,3 +80,12 @@ func (c *Client) Inbox(ctx context.Context, accessToken string) ([]InboxEntry, e
 	err := c.RPC(ctx, accessToken, "my_inbox", map[string]any{}, &out)
 	return out, err
 }
+
+// Visit records that the caller is looking at a list (a project's queue, the inbox) and returns
+// when they last looked at it before this sitting, or nil the first time: the dashboard marks
+// what changed since as new. It is kept per person in the database, not in a cookie.
+func (c *Client) Visit(ctx context.Context, accessToken, list string) (*time.Time, error) {
+	var prev *time.Time
+	err := c.RPC(ctx, accessToken, "visit", map[string]any{"list": list}, &prev)
+	return prev, err
+}

@@ -3,7 +3,9 @@ package pg_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -84,5 +86,49 @@ func TestInbox(t *testing.T) {
 		if got := f.inbox(t, user); !slices.Equal(got, want) {
 			t.Errorf("%s's inbox = %q, want %q", user, got, want)
 		}
+	}
+}
+
+// TestVisits: visit() returns when the caller last looked at a list (null the first time) and
+// keeps one row per person and list, which only that person reads.
+func TestVisits(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	visit := func(user, list string) (*time.Time, error) {
+		var prev *time.Time
+		err := pg.WithCaller(context.Background(), f.db.Pool, f.caller(user), pg.ReadWrite, func(tx pgx.Tx) error {
+			return tx.QueryRow(context.Background(), `select visit($1)`, list).Scan(&prev)
+		})
+		return prev, err
+	}
+	if prev, err := visit("editorA", "queue:a"); err != nil || prev != nil {
+		t.Fatalf("first visit: %v %v", prev, err)
+	}
+	if prev, err := visit("editorA", "queue:a"); err != nil || prev != nil {
+		t.Fatalf("a second look in the same sitting: %v %v", prev, err)
+	}
+	// An hour later is a new sitting: what is new is measured from the last one.
+	ownerDoes(t, f.db.Owner(t), `update list_visits set seen_at = seen_at - interval '1 hour'`)
+	prev, err := visit("editorA", "queue:a")
+	if err != nil || prev == nil || time.Since(*prev) < 59*time.Minute || time.Since(*prev) > 61*time.Minute {
+		t.Fatalf("a new sitting: %v %v", prev, err)
+	}
+	if again, err := visit("editorA", "queue:a"); err != nil || again == nil || !again.Equal(*prev) {
+		t.Errorf("paging within the sitting moved the mark: %v %v", again, err)
+	}
+	if prev, err := visit("leadA", "queue:a"); err != nil || prev != nil {
+		t.Errorf("another person's first visit: %v %v", prev, err)
+	}
+	if _, err := visit("anon", "queue:a"); sqlstate(err) != "42501" {
+		t.Errorf("anon visits: %v", err)
+	}
+	if _, err := visit("editorA", strings.Repeat("x", 201)); sqlstate(err) != "PT400" {
+		t.Errorf("a long list name: %v", err)
+	}
+	if n := f.count("leadA", `select count(*) from list_visits`); n != 1 {
+		t.Errorf("leadA reads %d visits, want only their own", n)
+	}
+	if n, err := f.try("editorA", `update list_visits set seen_at = now() - interval '1 year'`); err == nil && n > 0 {
+		t.Error("a visit was rewritten directly")
 	}
 }

@@ -404,3 +404,51 @@ as $$
 $$;
 revoke execute on function public.my_inbox() from public, anon;
 grant execute on function public.my_inbox() to authenticated;
+
+-------------------------------------------------------------------------------------------------
+-- "New since your last visit": when each person last looked at each list, kept server-side.
+
+create table public.list_visits (
+  user_id      uuid not null default auth.uid() references auth.users (id) on delete cascade,
+  list         text not null check (length(list) between 1 and 200),
+  seen_at      timestamptz not null default now(),
+  -- the visit before the current sitting: what "new" is measured against
+  prev_seen_at timestamptz,
+  primary key (user_id, list)
+);
+alter table public.list_visits enable row level security;
+grant select on public.list_visits to anon, authenticated;
+create policy list_visits_own on public.list_visits for select to authenticated
+  using (user_id = (select auth.uid()));
+
+-- visit records that the caller is looking at a list now and returns when they last looked at
+-- it before this sitting (null the first time). Looks less than 30 minutes apart are one
+-- sitting, so paging and filtering do not clear the "new" marks the person is working through.
+create function public.visit(list text) returns timestamptz
+language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+  v_uid  uuid := auth.uid();
+  v_row  public.list_visits;
+begin
+  if v_uid is null then
+    raise exception using errcode = '42501', message = 'sign in to keep track of visits';
+  end if;
+  if list is null or length(list) not between 1 and 200 then
+    raise exception using errcode = 'PT400', message = 'list must be 1 to 200 characters';
+  end if;
+  select * into v_row from public.list_visits v where v.user_id = v_uid and v.list = visit.list for update;
+  if not found then
+    insert into public.list_visits (user_id, list) values (v_uid, visit.list)
+    on conflict on constraint list_visits_pkey do nothing;
+    return null;
+  end if;
+  if v_row.seen_at < now() - interval '30 minutes' then
+    v_row.prev_seen_at := v_row.seen_at;
+  end if;
+  update public.list_visits v set seen_at = now(), prev_seen_at = v_row.prev_seen_at
+   where v.user_id = v_uid and v.list = visit.list;
+  return v_row.prev_seen_at;
+end $$;
+revoke execute on function public.visit(text) from public, anon;
+grant execute on function public.visit(text) to authenticated;
