@@ -1,14 +1,19 @@
 package handlers_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"masthead/internal/client"
 )
 
 // benchPublications is the size of each demo project in the page benchmark.
@@ -39,6 +44,7 @@ func BenchmarkPages(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Logf("northwind has %d publications, %d in review", total, len(ids))
+	long := s.longRounds(b)
 
 	pagesToRun := []struct {
 		name string
@@ -47,6 +53,8 @@ func BenchmarkPages(b *testing.B) {
 		{"queue", func(i int) string { return "/p/northwind/queue" }},
 		{"queue-filtered", func(i int) string { return fmt.Sprintf("/p/northwind/queue?status=all&q=the&page=%d", 1+i%20) }},
 		{"detail", func(i int) string { return "/p/northwind/publications/" + ids[i%len(ids)].id }},
+		{"detail-diff5000", func(i int) string { return "/p/northwind/publications/" + long }},
+		{"inbox", func(i int) string { return "/inbox" }},
 	}
 	for _, mode := range []struct {
 		name  string
@@ -102,4 +110,48 @@ func benchPage(b *testing.B, s *stack, people []*browser, pause time.Duration, p
 	b.ReportMetric(pct(0.50), "p50_ms")
 	b.ReportMetric(pct(0.95), "p95_ms")
 	b.ReportMetric(float64(s.calls.Load())/float64(len(lat)), "calls/page")
+}
+
+// longRounds gives a northwind draft a 5,000-word body and takes it through two rounds with an
+// edit in every tenth paragraph between them, so its page shows a long word diff.
+func (s *stack) longRounds(tb testing.TB) string {
+	var draft string
+	for _, p := range s.pubs(tb, "northwind", "draft") {
+		if p.authorEmail == "editor@northwind.test" {
+			draft = p.id
+			break
+		}
+	}
+	api, editor := s.as(tb, "editor@northwind.test")
+	_, reviewer := s.as(tb, "reviewer@northwind.test")
+	words := strings.Fields("harbour tide ferry lighthouse council budget school river bridge market festival weather road rail port season")
+	var body strings.Builder
+	for i := range 5000 {
+		body.WriteString(words[(i*7)%len(words)])
+		if i%60 == 59 {
+			body.WriteString(".\n\n")
+		} else {
+			body.WriteByte(' ')
+		}
+	}
+	first := body.String()
+	paras := strings.Split(first, "\n\n")
+	for i := range paras {
+		if i%10 == 3 {
+			paras[i] = strings.Replace(paras[i], "harbour", "new harbour wall", 2)
+		}
+	}
+	second := strings.Join(paras, "\n\n")
+	mustJSON := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	s.edit(tb, editor, draft, mustJSON(map[string]string{"body": first}))
+	move := func(token, rpc, note string) {
+		if _, err := api.Transition(context.Background(), token, rpc, client.TransitionArgs{PublicationID: draft, Note: note}); err != nil {
+			tb.Fatalf("%s: %v", rpc, err)
+		}
+	}
+	move(editor, client.RPCSubmit, "long read")
+	move(reviewer, client.RPCRequestChanges, "Name the new wall.")
+	s.edit(tb, editor, draft, mustJSON(map[string]string{"body": second}))
+	move(editor, client.RPCSubmit, "named it")
+	return draft
 }

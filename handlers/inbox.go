@@ -48,11 +48,12 @@ func (a *App) inbox(c echo.Context) error {
 	}
 	m := pages.InboxModel{Page: a.frameSection(c, "Waiting on me", pc, "inbox"), Empty: len(entries) == 0}
 	for _, r := range inboxReasons {
-		g := pages.InboxGroup{Key: r.key, Heading: r.heading}
+		g := inboxGroup{InboxGroup: pages.InboxGroup{Key: r.key, Heading: r.heading}}
 		for _, e := range entries {
 			if e.Reason != r.key {
 				continue
 			}
+			g.total = e.ReasonTotal
 			g.Entries = append(g.Entries, pages.InboxEntry{
 				Title: e.Title, URL: publicationURL(e.ProjectSlug, e.PublicationID) + r.anchor,
 				Project: names[e.ProjectID], Status: status(e.Status), Detail: e.Detail, Since: pc.clock.time(e.Since),
@@ -60,8 +61,11 @@ func (a *App) inbox(c echo.Context) error {
 			})
 		}
 		if len(g.Entries) > 0 {
-			g.Count = strconv.Itoa(len(g.Entries))
-			m.Groups = append(m.Groups, g)
+			g.Count = strconv.Itoa(g.total)
+			if more := g.total - len(g.Entries); more > 0 {
+				g.More = strconv.Itoa(more) + " more not shown: the longest waiting come first."
+			}
+			m.Groups = append(m.Groups, g.InboxGroup)
 		}
 	}
 	return a.render(c, http.StatusOK, pages.Inbox(m))
@@ -76,14 +80,23 @@ func (a *App) inboxCount(c echo.Context) error {
 		a.log.WarnContext(ctx(c), "handlers: inbox count unavailable", "err", err)
 		return a.render(c, http.StatusOK, pages.InboxCount(""))
 	}
-	return a.render(c, http.StatusOK, pages.InboxCount(strconv.Itoa(len(entries))))
+	return a.render(c, http.StatusOK, pages.InboxCount(strconv.Itoa(client.InboxTotal(entries))))
 }
+
+// inboxGroup is a group being filled, with how many wait for its reason in all.
+type inboxGroup struct {
+	pages.InboxGroup
+	total int
+}
+
+// inboxPerReason is how many entries of each reason the inbox shows; the count covers all.
+const inboxPerReason = 50
 
 func (a *App) inboxEntries(c echo.Context) ([]client.InboxEntry, error) {
 	var out []client.InboxEntry
 	err := a.call(c, func(token string) error {
 		var err error
-		out, err = a.api.Inbox(ctx(c), token)
+		out, err = a.api.Inbox(ctx(c), token, inboxPerReason)
 		return err
 	})
 	return out, err

@@ -11,7 +11,7 @@ import (
 )
 
 // as signs a demo user in to the service directly, for moves a test makes outside the page.
-func (s *stack) as(t *testing.T, email string) (*client.Client, string) {
+func (s *stack) as(t testing.TB, email string) (*client.Client, string) {
 	t.Helper()
 	api, err := client.New(s.env.URL, s.env.Key, nil)
 	if err != nil {
@@ -25,7 +25,7 @@ func (s *stack) as(t *testing.T, email string) (*client.Client, string) {
 }
 
 // edit PATCHes a publication over REST as the holder of token.
-func (s *stack) edit(t *testing.T, token, id, body string) {
+func (s *stack) edit(t testing.TB, token, id, body string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPatch, s.env.URL+"/rest/v1/publications?id=eq."+id, strings.NewReader(body))
 	req.Header.Set("apikey", s.env.Key)

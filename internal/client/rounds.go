@@ -72,13 +72,29 @@ type InboxEntry struct {
 	Reason        string    `json:"reason"` // review, changes_requested, stale_draft, needs_date, due_not_ready, overdue
 	Detail        string    `json:"detail"`
 	Since         time.Time `json:"since"`
+	// ReasonTotal is how many wait for this reason in all; Inbox returns a few of each.
+	ReasonTotal int `json:"reason_total"`
 }
 
-// Inbox lists what waits on the caller across their projects, oldest first.
-func (c *Client) Inbox(ctx context.Context, accessToken string) ([]InboxEntry, error) {
+// Inbox lists what waits on the caller across their projects, oldest first, at most perReason
+// entries for each reason (each entry says how many wait for its reason in all).
+func (c *Client) Inbox(ctx context.Context, accessToken string, perReason int) ([]InboxEntry, error) {
 	var out []InboxEntry
-	err := c.RPC(ctx, accessToken, "my_inbox", map[string]any{}, &out)
+	err := c.RPC(ctx, accessToken, "my_inbox", map[string]any{"max_per_reason": perReason}, &out)
 	return out, err
+}
+
+// InboxTotal is how many things wait in all, from the entries Inbox returned.
+func InboxTotal(entries []InboxEntry) int {
+	per := map[string]int{}
+	for _, e := range entries {
+		per[e.Reason] = e.ReasonTotal
+	}
+	n := 0
+	for _, v := range per {
+		n += v
+	}
+	return n
 }
 
 // Visit records that the caller is looking at a list (a project's queue, the inbox) and returns

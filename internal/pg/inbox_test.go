@@ -87,6 +87,22 @@ func TestInbox(t *testing.T) {
 			t.Errorf("%s's inbox = %q, want %q", user, got, want)
 		}
 	}
+
+	// A cap per reason keeps the page small; each entry still says how many wait in all.
+	f.inStatus(t, "approved")
+	var got []string
+	err := pg.WithCaller(context.Background(), f.db.Pool, f.caller("leadA"), pg.ReadOnly, func(tx pgx.Tx) error {
+		rows, err := tx.Query(context.Background(), `select reason || ' of ' || reason_total from my_inbox(1)`)
+		if err != nil {
+			return err
+		}
+		got, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	slices.Sort(got)
+	if want := []string{"due_not_ready of 1", "needs_date of 2", "overdue of 1", "review of 1"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("my_inbox(1) = %q (%v), want %q", got, err, want)
+	}
 }
 
 // TestVisits: visit() returns when the caller last looked at a list (null the first time) and

@@ -353,9 +353,12 @@ grant execute on function app.due_not_ready(integer) to masthead_scheduler;
 --   lead, owner: approved without a date ('needs_date'), due within a day but not ready
 --     ('due_not_ready'), and past their time but not yet published ('overdue').
 -- It runs as the caller, so row-level security decides what it can list.
-create function public.my_inbox()
+-- It answers at most max_per_reason entries per reason, the longest waiting first, each with
+-- how many wait for that reason in all (reason_total), so a reviewer with thousands in review
+-- gets a page, not thousands of rows.
+create function public.my_inbox(max_per_reason integer default 50)
 returns table (publication_id uuid, project_id uuid, project_slug text, title text, status text,
-               reason text, detail text, since timestamptz)
+               reason text, detail text, since timestamptz, reason_total integer)
 language sql stable
 as $$
   with me as (select (select auth.uid()) as uid),
@@ -395,15 +398,20 @@ as $$
        and (p.status = 'approved'
             or (p.status = 'scheduled' and p.scheduled_for <= now())
             or (p.status = 'scheduled' and p.scheduled_for <= now() + interval '1 day' and not app.is_ready(p.id)))
+  ),
+  all_of as (
+    select x.*, row_number() over (partition by x.reason order by x.since, x.id) as n,
+           count(*) over (partition by x.reason) as total
+      from (select * from reviewing union all select * from sent_back
+            union all select * from stale union all select * from lead_work) x
   )
-  select x.id, x.project_id, j.slug, x.title, x.status, x.reason, x.detail, x.since
-    from (select * from reviewing union all select * from sent_back
-          union all select * from stale union all select * from lead_work) x
-    join public.projects j on j.id = x.project_id
-   order by x.since
+  select a.id, a.project_id, j.slug, a.title, a.status, a.reason, a.detail, a.since, a.total::integer
+    from all_of a join public.projects j on j.id = a.project_id
+   where a.n <= greatest(coalesce(max_per_reason, 50), 1)
+   order by a.since
 $$;
-revoke execute on function public.my_inbox() from public, anon;
-grant execute on function public.my_inbox() to authenticated;
+revoke execute on function public.my_inbox(integer) from public, anon;
+grant execute on function public.my_inbox(integer) to authenticated;
 
 -------------------------------------------------------------------------------------------------
 -- "New since your last visit": when each person last looked at each list, kept server-side.
