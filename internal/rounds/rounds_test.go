@@ -44,7 +44,7 @@ func TestCompare(t *testing.T) {
 
 	got, _ := json.Marshal(c.ToCompact(1, 2))
 	want := `{"from_round":1,"to_round":2,"summary":{"old":"The harbour is open.","new":"The harbour is open again."},` +
-		`"body_edits":[{"before":"The harbour reopened on","deleted":"Monday.","inserted":"Tuesday.","after":"Ferries run hourly."}],` +
+		`"body_edits":[{"before":"The harbour reopened on","deleted":"Monday","inserted":"Tuesday","after":". Ferries run hourly."}],` +
 		`"body_words":{"deleted":1,"inserted":1},` +
 		`"promos":[{"channel":"bluesky","change":"removed","old":"Open!"},{"channel":"threads","change":"added","new":"New"},` +
 		`{"channel":"x","change":"changed","old":"Harbour open","new":"Harbour open again","old_link":"https://n.test/h","new_link":"https://n.test/h"}],` +
