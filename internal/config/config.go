@@ -47,6 +47,9 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// ShutdownTimeout bounds how long in-flight requests may finish after a stop signal.
 	ShutdownTimeout time.Duration
+	// SchedulerInterval is the pause between runs of the scheduler loop that publishes due
+	// items (jittered by ±20 %).
+	SchedulerInterval time.Duration
 	// StorageDir is the folder bucket `media` lives in when no S3 endpoint is set.
 	StorageDir string
 	// S3 is an S3-compatible store for bucket `media`; it wins over StorageDir when set.
@@ -116,6 +119,7 @@ func Default() Config {
 		TokenRateIP:          Rate{Count: 150, Per: 5 * time.Minute, Burst: 30},
 		TokenRateAccount:     Rate{Count: 30, Per: 5 * time.Minute, Burst: 10},
 		ShutdownTimeout:      15 * time.Second,
+		SchedulerInterval:    5 * time.Second,
 		OIDC: [2]OIDCProvider{
 			{Name: "google", Label: "Google", Issuer: "https://accounts.google.com"},
 			{Name: "gitlab", Label: "GitLab", Issuer: "https://gitlab.com"},
@@ -141,6 +145,7 @@ var settings = []setting{
 	{"MASTHEAD_TOKEN_RATE_IP", "token-rate-ip", "POST /auth/v1/token limit per client IP: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.TokenRateIP) }},
 	{"MASTHEAD_TOKEN_RATE_ACCOUNT", "token-rate-account", "password sign-in limit per email: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.TokenRateAccount) }},
 	{"MASTHEAD_TRUSTED_PROXIES", "trusted-proxies", "comma-separated CIDRs whose X-Forwarded-For is trusted", func(c *Config) flag.Value { return (*prefixesValue)(&c.TrustedProxies) }},
+	{"MASTHEAD_SCHEDULER_INTERVAL", "scheduler-interval", "pause between runs of the scheduler that publishes due items: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.SchedulerInterval) }},
 	{"MASTHEAD_SHUTDOWN_TIMEOUT", "shutdown-timeout", "grace period for in-flight requests on stop: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.ShutdownTimeout) }},
 	{"MASTHEAD_STORAGE_DIR", "storage-dir", "folder holding bucket media when no S3 endpoint is set", func(c *Config) flag.Value { return (*stringValue)(&c.StorageDir) }},
 	{"MASTHEAD_S3_ENDPOINT", "s3-endpoint", "S3-compatible endpoint URL for bucket media", func(c *Config) flag.Value { return (*stringValue)(&c.S3.Endpoint) }},
@@ -203,6 +208,9 @@ func (c Config) Validate() error {
 	}
 	if c.JWTExp < 30*time.Second {
 		errs = append(errs, errors.New("config: MASTHEAD_JWT_EXP must be at least 30 seconds"))
+	}
+	if c.SchedulerInterval < 100*time.Millisecond {
+		errs = append(errs, errors.New("config: MASTHEAD_SCHEDULER_INTERVAL must be at least 100ms"))
 	}
 	if c.RefreshReuseInterval < 0 {
 		errs = append(errs, errors.New("config: MASTHEAD_REFRESH_REUSE_INTERVAL must not be negative"))

@@ -115,6 +115,7 @@ func TestValidate(t *testing.T) {
 		{"bcrypt", func(c *Config) { c.BcryptCost = 2 }, "MASTHEAD_BCRYPT_COST"},
 		{"no storage", func(c *Config) { c.StorageDir = "" }, "MASTHEAD_STORAGE_DIR"},
 		{"s3 without bucket", func(c *Config) { c.S3.Endpoint = "http://127.0.0.1:9000" }, "MASTHEAD_S3_BUCKET"},
+		{"scheduler spinning", func(c *Config) { c.SchedulerInterval = time.Millisecond }, "MASTHEAD_SCHEDULER_INTERVAL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

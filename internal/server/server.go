@@ -30,6 +30,7 @@ import (
 	"masthead/internal/mcp"
 	"masthead/internal/pg"
 	"masthead/internal/rest"
+	"masthead/internal/scheduler"
 	"masthead/internal/storage"
 )
 
@@ -231,6 +232,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	listenCtx, stopListen := context.WithCancel(ctx)
 	defer stopListen()
 	go s.schema.Listen(listenCtx, s.log)
+	// The scheduler publishes what is due while this instance serves; Serve returns only after
+	// it stopped, so Close never pulls the pool from under a run.
+	schedDone := make(chan struct{})
+	go func() {
+		defer close(schedDone)
+		scheduler.New(s.pool, scheduler.Config{Interval: s.cfg.SchedulerInterval}, s.log).Run(listenCtx)
+	}()
+	defer func() { stopListen(); <-schedDone }()
 	// Registered before serving, so a SIGHUP never meets the default action (exit).
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

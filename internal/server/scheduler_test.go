@@ -1,0 +1,168 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"masthead/internal/config"
+	"masthead/internal/pg"
+	"masthead/internal/server/servertest"
+)
+
+// TestSchedulerPublishesThroughServer: the service's own loop (started by Serve, as in serve,
+// dev and api) publishes an item a lead scheduled a couple of seconds ahead over REST within
+// the interval (plus its jitter) and a second; and 100 items falling due together go live
+// with the lag reported. Serve stops the loop on shutdown.
+func TestSchedulerPublishesThroughServer(t *testing.T) {
+	t.Parallel()
+	const interval = 500 * time.Millisecond
+	e := servertest.New(t, func(c *config.Config) { c.SchedulerInterval = interval })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- e.Server.Serve(ctx, ln) }()
+
+	own := e.DB.Owner(t)
+	bg := context.Background()
+	var project string
+	if err := own.QueryRow(bg, `insert into projects (slug, name) values ('sched', 'Sched') returning id`).Scan(&project); err != nil {
+		t.Fatal(err)
+	}
+	users := map[string]string{}
+	for _, role := range []string{"editor", "reviewer", "lead"} {
+		u := e.CreateUser(t, role+"@sched.test", "a long password")
+		users[role] = u.ID
+		if _, err := own.Exec(bg, `insert into project_members (project_id, user_id, role) values ($1, $2, $3)`, project, u.ID, role); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Drafts by the editor, through review, as direct updates by the people allowed to.
+	as := func(role, sql string, args ...any) {
+		t.Helper()
+		claims, _ := json.Marshal(map[string]any{"sub": users[role], "role": "authenticated"})
+		if err := pg.WithCaller(bg, e.DB.Pool, pg.UserCaller(claims), pg.ReadWrite, func(tx pgx.Tx) error {
+			_, err := tx.Exec(bg, sql, args...)
+			return err
+		}); err != nil {
+			t.Fatalf("%s as %s: %v", sql, role, err)
+		}
+	}
+	as("editor", `insert into publications (project_id, title, slug, summary, body)
+		select $1, 'Item ' || g, 'item-' || g, 'Summary', 'Body' from generate_series(0, 100) g`, project)
+	as("editor", `update publications set status = 'reviewing' where project_id = $1`, project)
+	as("reviewer", `update publications set status = 'approved' where project_id = $1`, project)
+
+	// One item scheduled over REST by the lead, two seconds ahead.
+	res, body := get(t, http.MethodPost, base+"/auth/v1/token?grant_type=password",
+		map[string]string{"apikey": e.Key, "Content-Type": "application/json"},
+		strings.NewReader(`{"email":"lead@sched.test","password":"a long password"}`))
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if res.StatusCode != http.StatusOK || json.Unmarshal(body, &tok) != nil {
+		t.Fatalf("sign in: %d %s", res.StatusCode, body)
+	}
+	var first string
+	if err := own.QueryRow(bg, `select id from publications where slug = 'item-0'`).Scan(&first); err != nil {
+		t.Fatal(err)
+	}
+	due := time.Now().Add(2 * time.Second).UTC()
+	res, body = get(t, http.MethodPost, base+"/rest/v1/rpc/schedule",
+		map[string]string{"apikey": e.Key, "Authorization": "Bearer " + tok.AccessToken, "Content-Type": "application/json"},
+		strings.NewReader(fmt.Sprintf(`{"publication_id":%q,"scheduled_for":%q}`, first, due.Format(time.RFC3339Nano))))
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("schedule: %d %s", res.StatusCode, body)
+	}
+	// The other hundred fall due together a little later.
+	as("lead", `update publications set status = 'scheduled', scheduled_for = now() + interval '3 seconds'
+		where project_id = $1 and slug <> 'item-0'`, project)
+
+	dueAt := map[string]time.Time{}
+	rows, err := own.Query(bg, `select slug, scheduled_for from publications where project_id = $1`, project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var slug string
+		var at time.Time
+		if err := rows.Scan(&slug, &at); err != nil {
+			t.Fatal(err)
+		}
+		dueAt[slug] = at
+	}
+	if rows.Err() != nil || len(dueAt) != 101 {
+		t.Fatalf("%d scheduled items: %v", len(dueAt), rows.Err())
+	}
+
+	limit := interval*6/5 + time.Second
+	deadline := due.Add(limit + 5*time.Second)
+	for {
+		var left int
+		if err := own.QueryRow(bg, `select count(*) from publications where project_id = $1 and status <> 'published'`, project).Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		if left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d items not published by the loop", left)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the database for a condition
+	}
+	var lags []time.Duration
+	var firstLag time.Duration
+	rows, err = own.Query(bg, `select slug, published_at from publications where project_id = $1`, project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var slug string
+		var at time.Time
+		if err := rows.Scan(&slug, &at); err != nil {
+			t.Fatal(err)
+		}
+		if slug == "item-0" {
+			firstLag = at.Sub(dueAt[slug])
+		} else {
+			lags = append(lags, at.Sub(dueAt[slug]))
+		}
+	}
+	slices.Sort(lags)
+	p50, worst := lags[len(lags)/2], lags[len(lags)-1]
+	var events int
+	if err := own.QueryRow(bg, `select count(*) from status_events e join publications p on p.id = e.publication_id
+		where p.project_id = $1 and e.via = 'scheduler'`, project).Scan(&events); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("scheduler lag (due → published), interval %s: the REST-scheduled item %s; 100 items due together: median %s, max %s",
+		interval, firstLag.Round(time.Millisecond), p50.Round(time.Millisecond), worst.Round(time.Millisecond))
+	if firstLag > limit || worst > limit {
+		t.Errorf("published %s (max %s) after due, want within %s", firstLag, worst, limit)
+	}
+	if events != 101 {
+		t.Errorf("%d scheduler events for 101 items", events)
+	}
+
+	stop()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Serve did not return after the stop signal")
+	}
+}
