@@ -242,8 +242,9 @@ func TestDashboard(t *testing.T) {
 			// the projects, the publication with every embed, and readiness() (the database is
 			// the one judge of it, and PostgREST cannot embed a function's rows)
 			{"/p/northwind/publications/" + reviewing[0].id, 3},
-			{"/p/northwind/schedule", 2},
-			{"/schedule?view=month", 2},
+			// the projects, the schedule, and when the scheduler last ran
+			{"/p/northwind/schedule", 3},
+			{"/schedule?view=month", 3},
 		} {
 			s.calls.Store(0)
 			if p := b.get(c.path); p.status != http.StatusOK {

@@ -181,6 +181,7 @@ func (a *App) workflow(c echo.Context, pc *projectContext, p *client.Publication
 		Timezone:  k.zoneName(),
 		Notice:    f.notice,
 		Announce:  f.announce,
+		Overdue:   overdue(*p, a.now()),
 	}
 	base := publicationURL(pc.project.Slug, p.ID)
 	csrf := str(stateOf(c).sess, keyCSRF)

@@ -57,9 +57,14 @@ func (a *App) schedule(c echo.Context, slug string) error {
 		f.To = f.From.AddDate(0, 0, 7*agendaWeeks)
 	}
 	var rows []client.Publication
+	f.Now = a.now()
+	var ran client.SchedulerStatus
 	err = a.call(c, func(token string) error {
 		var err error
-		rows, err = a.api.Schedule(ctx(c), token, f)
+		if rows, err = a.api.Schedule(ctx(c), token, f); err != nil {
+			return err
+		}
+		ran, err = a.api.Scheduler(ctx(c), token)
 		return err
 	})
 	if err != nil {
@@ -73,6 +78,7 @@ func (a *App) schedule(c echo.Context, slug string) error {
 		MonthURL:  base + "?view=month",
 		Empty:     "Nothing is scheduled in the next " + strconv.Itoa(agendaWeeks) + " weeks.",
 	}
+	m.SchedulerRan, m.SchedulerLate = schedulerWords(ran, a.now())
 	csrf := str(stateOf(c).sess, keyCSRF)
 	var scheduled []pages.ScheduleItem
 	var days []time.Time
@@ -97,6 +103,7 @@ func (a *App) schedule(c echo.Context, slug string) error {
 		}
 		local := p.ScheduledFor.In(k.loc)
 		it.When = k.time(*p.ScheduledFor)
+		it.Overdue = overdue(p, a.now())
 		it.TimeOfDay = local.Format("15:04")
 		scheduled = append(scheduled, it)
 		days = append(days, time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, k.loc))
@@ -187,4 +194,27 @@ func monthGrid(first time.Time, base string, k clock, items []pages.ScheduleItem
 		})
 	}
 	return g
+}
+
+// overdue says "Due 3 minutes ago, not yet published" for a scheduled publication whose time
+// has passed, else "".
+func overdue(p client.Publication, now time.Time) string {
+	if p.Status != "scheduled" || p.ScheduledFor == nil || !p.ScheduledFor.Before(now) {
+		return ""
+	}
+	return "Due " + relative(*p.ScheduledFor, now) + ", not yet published"
+}
+
+// schedulerWords says when the scheduler last ran, and whether it is late: it has not run for
+// three of its intervals, so scheduled items may not go live on time.
+func schedulerWords(s client.SchedulerStatus, now time.Time) (string, bool) {
+	if s.LastRunAt == nil {
+		return "The scheduler has not run yet: scheduled items go live once a service instance runs it.", true
+	}
+	every := time.Duration(s.IntervalMS) * time.Millisecond
+	words := "The scheduler last ran " + relative(*s.LastRunAt, now) + "; it publishes due items every " + every.String() + "."
+	if every > 0 && now.Sub(*s.LastRunAt) > 3*every+time.Minute {
+		return words + " It seems to have stopped: due items are not being published.", true
+	}
+	return words, false
 }

@@ -124,17 +124,24 @@ func (c *Client) Publication(ctx context.Context, accessToken, projectID, id str
 type ScheduleFilter struct {
 	ProjectIDs []string
 	From, To   time.Time
-	Limit      int
+	// Now, when set, adds every scheduled publication due before it (overdue: not yet
+	// published), whatever the range.
+	Now   time.Time
+	Limit int
 }
 
 // Schedule returns scheduled publications by date, then approved ones (no date yet), most
 // recently approved first.
 func (c *Client) Schedule(ctx context.Context, accessToken string, f ScheduleFilter) ([]Publication, error) {
+	overdue := ""
+	if !f.Now.IsZero() {
+		overdue = ",and(status.eq.scheduled,scheduled_for.lt." + Quote(f.Now.UTC().Format(time.RFC3339)) + ")"
+	}
 	q := From("publications").
 		Select("id,project_id,title,slug,status,version,created_at,updated_at,scheduled_for,"+
 			"author:profiles!author_id(display_name),collection:collections(id,name)").
 		Or("status.eq.approved,and(status.eq.scheduled,scheduled_for.gte."+Quote(f.From.UTC().Format(time.RFC3339))+
-			",scheduled_for.lt."+Quote(f.To.UTC().Format(time.RFC3339))+")").
+			",scheduled_for.lt."+Quote(f.To.UTC().Format(time.RFC3339))+")"+overdue).
 		Order("scheduled_for.asc.nullslast,updated_at.desc").
 		Range(0, f.Limit)
 	if len(f.ProjectIDs) > 0 {

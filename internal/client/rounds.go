@@ -105,3 +105,21 @@ func (c *Client) Visit(ctx context.Context, accessToken, list string) (*time.Tim
 	err := c.RPC(ctx, accessToken, "visit", map[string]any{"list": list}, &prev)
 	return prev, err
 }
+
+// SchedulerStatus is when the service's scheduler loop last ran and how often it runs.
+type SchedulerStatus struct {
+	LastRunAt  *time.Time `json:"last_run_at"`
+	IntervalMS int        `json:"interval_ms"`
+}
+
+// Scheduler asks when the scheduler last ran (scheduler_status()).
+func (c *Client) Scheduler(ctx context.Context, accessToken string) (SchedulerStatus, error) {
+	var rows []SchedulerStatus
+	if err := c.RPC(ctx, accessToken, "scheduler_status", map[string]any{}, &rows); err != nil {
+		return SchedulerStatus{}, err
+	}
+	if len(rows) == 0 {
+		return SchedulerStatus{}, nil
+	}
+	return rows[0], nil
+}
