@@ -257,7 +257,7 @@ func TestOAuthConnector(t *testing.T) {
 	}
 	shot(t, ctx, "oauth-consent")
 	(&person{t: t, ctx: ctx, base: env.URL, js: true, name: "ada"}).axe("consent")
-	do("allow", chromedp.Click(chromedp.CSS(`[data-testid="consent-approve"] button`)))
+	do("allow", chromedp.Click(chromedp.CSS(`[data-testid="consent-approve"] button`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="callback"]`)))
 	q := c.callback()
 	if q.Get("state") != state || q.Get("code") == "" || q.Get("iss") != c.meta.Issuer {
 		t.Fatalf("callback %v", q)
@@ -312,14 +312,14 @@ func TestOAuthConnector(t *testing.T) {
 
 	// Signed in now, so a second authorization asks nothing: the person already consented.
 	authURL, verifier, _ = c.authorizeURL(c.redirect)
-	do("reconnect", chromedp.Navigate(authURL))
+	do("reconnect", chromedp.Navigate(authURL), chromedp.WaitVisible(chromedp.CSS(`[data-testid="callback"]`)))
 	q = c.callback()
 	// ...but the wrong verifier and the wrong redirect_uri both fail.
 	wrongVerifier := verifier[:len(verifier)-1] + "x"
 	if status, body := c.exchange(q.Get("code"), wrongVerifier, c.redirect); status != http.StatusBadRequest || body["error"] != "invalid_grant" {
 		t.Fatalf("wrong verifier: %d %v", status, body)
 	}
-	do("reconnect", chromedp.Navigate(must(c.authorizeURL(c.redirect))))
+	do("reconnect", chromedp.Navigate(must(c.authorizeURL(c.redirect))), chromedp.WaitVisible(chromedp.CSS(`[data-testid="callback"]`)))
 	q = c.callback()
 	if status, body := c.exchange(q.Get("code"), verifier, c.redirect+"/other"); status != http.StatusBadRequest || body["error"] != "invalid_grant" {
 		t.Fatalf("wrong redirect_uri: %d %v", status, body)
@@ -328,7 +328,7 @@ func TestOAuthConnector(t *testing.T) {
 	// Disconnect on /account/apps: the tokens die at once.
 	status, tok = c.exchange(func() string {
 		u, v, _ := c.authorizeURL(c.redirect)
-		do("reconnect", chromedp.Navigate(u))
+		do("reconnect", chromedp.Navigate(u), chromedp.WaitVisible(chromedp.CSS(`[data-testid="callback"]`)))
 		verifier = v
 		return c.callback().Get("code")
 	}(), verifier, c.redirect)
@@ -356,6 +356,8 @@ func TestOAuthConnector(t *testing.T) {
 		chromedp.Navigate(authURL),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="consent"]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid="consent-deny"] button`)),
+		// The app's page has loaded before the next navigation starts, so neither aborts the other.
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="callback"]`)),
 	)
 	if q := c.callback(); q.Get("error") != "access_denied" || q.Get("state") != state || q.Has("code") {
 		t.Fatalf("deny: %v", q)
