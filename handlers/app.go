@@ -135,4 +135,8 @@ func wantsPart(c echo.Context, target string) bool {
 }
 
 // ctx is the request's context, for service calls.
-func ctx(c echo.Context) context.Context { return c.Request().Context() }
+// ctx is the request's context, carrying the person's address for the service calls made on
+// their behalf (see client.WithClientIP).
+func ctx(c echo.Context) context.Context {
+	return client.WithClientIP(c.Request().Context(), c.RealIP())
+}

@@ -44,7 +44,8 @@ func (a *App) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 			if err := a.renew(c); errors.Is(err, errSessionEnded) {
 				return nil // the redirect to /login is written
 			} else if err != nil {
-				return err
+				// Busy or unreachable: the session stays, the page says when to try again.
+				return a.fail(c, err)
 			}
 		}
 		c.Set(userKey, &user{
@@ -62,7 +63,9 @@ func (a *App) renew(c echo.Context) error {
 	st := stateOf(c)
 	s, err := a.refresh.Refresh(ctx(c), str(st.sess, keyRefresh))
 	if err != nil {
-		if status := client.StatusOf(err); status >= 400 && status < 500 {
+		// Only a definitive refusal (the refresh token or session is gone, revoked or refused)
+		// ends the session. A 429 or an outage keeps it: the person is asked to try again.
+		if status := client.StatusOf(err); status >= 400 && status < 500 && status != http.StatusTooManyRequests {
 			a.log.InfoContext(ctx(c), "handlers: session ended", "status", status)
 			st.signOut()
 			if err := a.toLogin(c, reasonExpired); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"masthead/internal/client"
+	"masthead/internal/config"
 )
 
 // actionsOf lists the workflow actions a detail page offers, by RPC name.
@@ -521,3 +522,38 @@ func mustLoc(t *testing.T, name string) *time.Location {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestRefreshMeets429: a token refresh the service answers with 429 keeps the person signed in
+// and says when to try again; once the service takes requests again, the same session goes on.
+func TestRefreshMeets429(t *testing.T) {
+	t.Parallel()
+	// One token request per 3 s, bursts of two: the sign-in and one refresh, then 429s.
+	s := newStackConfig(t, 0, func(c *config.Config) {
+		c.TokenRateIP = config.Rate{Count: 1, Per: 3 * time.Second, Burst: 2}
+	})
+	b := s.browser(t)
+	b.login("reviewer@northwind.test")
+	s.clock.Advance(2 * time.Hour) // every request now finds the access token expired
+	if p := b.get("/p/northwind/queue"); p.status != http.StatusOK {
+		t.Fatalf("first refresh: %d", p.status)
+	}
+	p := b.get("/p/northwind/queue")
+	if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" {
+		t.Fatalf("a refresh meeting 429: %d (Retry-After %q), want 429 with Retry-After", p.status, p.header.Get("Retry-After"))
+	}
+	if !strings.Contains(p.text("main"), "you are still signed in") {
+		t.Errorf("the busy page says %q", p.text("main"))
+	}
+	// The session survived: as soon as the bucket refills, the same browser carries on.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		p := b.get("/p/northwind/queue")
+		if p.status == http.StatusOK {
+			break
+		}
+		if p.status != http.StatusTooManyRequests || time.Now().After(deadline) {
+			t.Fatalf("after the limit: %d (%s)", p.status, p.location())
+		}
+		time.Sleep(200 * time.Millisecond) // polling until the service's limit allows a refresh
+	}
+}

@@ -2,7 +2,10 @@ package handlers
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -29,6 +32,20 @@ func (a *App) fail(c echo.Context, err error) error {
 		status = http.StatusNotFound
 		m.Heading = "Not found"
 		m.Text = "This page does not exist, or you do not have access to it."
+	case isService && (e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable):
+		// Busy or briefly unavailable: say when to try again; the session stays as it is.
+		status = e.Status
+		wait := max(e.RetryAfter, time.Second)
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())))
+		m.Heading = "Masthead is busy"
+		if e.Status == http.StatusServiceUnavailable {
+			m.Heading = "Masthead is briefly unavailable"
+		}
+		m.Text = fmt.Sprintf("Nothing was lost and you are still signed in. Try again in %d s.", int(wait.Seconds()))
+		m.BackURL, m.BackLabel = c.Request().URL.RequestURI(), "Try again"
+		if c.Request().Method != http.MethodGet {
+			m.BackURL = "/"
+		}
 	case isService && e.Status == http.StatusForbidden:
 		status = http.StatusForbidden
 		m.Heading = "Not allowed"

@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"masthead/handlers"
+	"masthead/internal/config"
 	"masthead/internal/pg/pgtest"
 	"masthead/internal/seed"
 	"masthead/internal/server/servertest"
@@ -39,9 +40,12 @@ type stack struct {
 func newStack(t testing.TB) *stack { return newStackWith(t, 0) }
 
 // newStackWith seeds publications per project (0: the hand-made demo set only).
-func newStackWith(t testing.TB, publications int) *stack {
+func newStackWith(t testing.TB, publications int) *stack { return newStackConfig(t, publications, nil) }
+
+// newStackConfig is newStackWith with the service's config changed first (may be nil).
+func newStackConfig(t testing.TB, publications int, change func(*config.Config)) *stack {
 	t.Helper()
-	env := servertest.New(t, nil)
+	env := servertest.New(t, change)
 	opts := seed.Options{MediaDir: env.Config.StorageDir, Publications: publications}
 	if _, err := seed.Run(context.Background(), env.DB.OwnerURL, opts); err != nil {
 		t.Fatalf("seed: %v", err)

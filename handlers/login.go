@@ -1,8 +1,11 @@
 package handlers
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -54,7 +57,10 @@ func (a *App) login(c echo.Context) error {
 		e, ok := client.ErrorOf(err)
 		switch {
 		case ok && e.Status == http.StatusTooManyRequests:
-			return a.loginFailed(c, f, http.StatusTooManyRequests, "Too many sign-in attempts. Wait a few minutes, then try again.")
+			wait := max(e.RetryAfter, time.Second)
+			c.Response().Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())))
+			return a.loginFailed(c, f, http.StatusTooManyRequests,
+				fmt.Sprintf("Too many sign-in attempts from this device. Try again in %s.", wait.Round(time.Second)))
 		case ok && e.Status >= 400 && e.Status < 500:
 			// One message for a wrong password, an unknown email or a blocked account, so the
 			// form does not reveal which accounts exist.

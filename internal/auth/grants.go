@@ -39,14 +39,18 @@ func (c Client) userAgent() string {
 	return strings.ToValidUTF8(ua, "")
 }
 
-// limit applies the per-IP limit and, when account is not empty, the per-account one.
+// limit applies the per-IP limit and, when account is not empty, the per-client-and-account
+// one and the account-wide ceiling.
 func (s *Service) limit(c Client, account string) error {
 	now := s.now()
 	if ok, wait := s.ipLimit.allow(c.IP, now); !ok {
 		return rateLimited(wait)
 	}
 	if account != "" {
-		if ok, wait := s.acctLimit.allow(account, now); !ok {
+		if ok, wait := s.acctLimit.allow(c.IP+" "+account, now); !ok {
+			return rateLimited(wait)
+		}
+		if ok, wait := s.acctTotal.allow(account, now); !ok {
 			return rateLimited(wait)
 		}
 	}

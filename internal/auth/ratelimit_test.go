@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"net/http"
+	"net/netip"
 	"sort"
 	"strconv"
 	"testing"
@@ -39,6 +40,32 @@ func TestRateLimitPerAccount(t *testing.T) {
 	}
 	wantError(t, try("Ada@Northwind.test"), 429, "over_request_rate_limit") // the same account, however spelt
 	wantError(t, try("someone.else@northwind.test"), 400, "invalid_credentials")
+}
+
+// TestRateLimitPerClientAndAccount: guesses at an account slow down the client that makes them,
+// not the account's owner elsewhere; a looser ceiling per account across all clients answers
+// 429 with a Retry-After (it backs off, it never locks).
+func TestRateLimitPerClientAndAccount(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c *config.Config) {
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")} // clients named by X-Forwarded-For
+		c.TokenRateAccount = config.Rate{Count: 2, Per: time.Hour, Burst: 2}
+		c.TokenRateAccountTotal = config.Rate{Count: 3, Per: time.Hour, Burst: 3}
+	})
+	from := func(ip, email string) response {
+		return e.do(t, request{path: "/auth/v1/token?grant_type=password", headers: map[string]string{"X-Forwarded-For": ip},
+			json: map[string]string{"email": email, "password": "guess"}})
+	}
+	wantError(t, from("192.0.2.1", e.user.Email), 400, "invalid_credentials")
+	wantError(t, from("192.0.2.1", e.user.Email), 400, "invalid_credentials")
+	wantError(t, from("192.0.2.1", e.user.Email), 429, "over_request_rate_limit") // this client, this account
+	wantError(t, from("192.0.2.2", e.user.Email), 400, "invalid_credentials")     // another client still may
+	res := from("192.0.2.3", e.user.Email)                                        // the account-wide ceiling
+	wantError(t, res, 429, "over_request_rate_limit")
+	if secs, err := strconv.Atoi(res.header.Get("Retry-After")); err != nil || secs < 1 {
+		t.Errorf("the ceiling says when to try again: Retry-After %q", res.header.Get("Retry-After"))
+	}
+	wantError(t, from("192.0.2.3", "someone.else@northwind.test"), 400, "invalid_credentials")
 }
 
 // TestUnknownEmailTakesAsLongAsWrongPassword guards against user enumeration by timing: an

@@ -35,8 +35,11 @@ type Options struct {
 	// BcryptCost is the cost of the dummy hash compared for unknown emails; it must match the
 	// stored hashes, or timing tells which emails exist.
 	BcryptCost int
-	// IPLimit and AccountLimit bound /token calls per client IP and password sign-ins per email.
-	IPLimit, AccountLimit Limit
+	// IPLimit bounds /token calls per client IP. AccountLimit bounds password sign-ins per email
+	// from one client IP, so a stranger guessing slows down only themselves; AccountTotal is the
+	// looser ceiling per email across all clients, a token bucket that backs off (429 with
+	// Retry-After) rather than locking the account.
+	IPLimit, AccountLimit, AccountTotal Limit
 	// OIDC are the upstream OpenID Connect providers people may sign in with (oidc.go).
 	OIDC []OIDCProvider
 }
@@ -50,7 +53,8 @@ type Service struct {
 	// dummyHash is compared when the email is unknown, so that answer costs one bcrypt too.
 	dummyHash []byte
 	ipLimit   *limiter
-	acctLimit *limiter
+	acctLimit *limiter // per client IP and email
+	acctTotal *limiter // per email
 	now       func() time.Time
 }
 
@@ -72,6 +76,7 @@ func New(pool *pgxpool.Pool, opts Options, log *slog.Logger) (*Service, error) {
 		dummyHash: dummy,
 		ipLimit:   newLimiter(opts.IPLimit),
 		acctLimit: newLimiter(opts.AccountLimit),
+		acctTotal: newLimiter(opts.AccountTotal),
 		now:       time.Now,
 	}, nil
 }

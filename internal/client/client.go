@@ -47,6 +47,8 @@ type Error struct {
 	Message string
 	Details string
 	Hint    string
+	// RetryAfter is the service's Retry-After (on 429 and 503), or 0.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {
@@ -114,6 +116,11 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 	for k, v := range r.header {
 		req.Header[k] = v
 	}
+	if ip := ClientIP(ctx); ip != "" {
+		// Over the network (masthead web), the service believes this only from the peers in
+		// its MASTHEAD_TRUSTED_PROXIES; in process (InProcess), the address is the peer itself.
+		req.Header.Set("X-Forwarded-For", ip)
+	}
 	req.Header.Set("apikey", c.key)
 	bearer := r.token
 	if bearer == "" {
@@ -136,7 +143,11 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 		return nil, fmt.Errorf("client: read %s %s: %w", r.method, r.path, err)
 	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return nil, decodeError(res.StatusCode, b)
+		e := decodeError(res.StatusCode, b)
+		if secs, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && secs > 0 {
+			e.RetryAfter = time.Duration(secs) * time.Second
+		}
+		return nil, e
 	}
 	return &response{status: res.StatusCode, header: res.Header, body: b}, nil
 }

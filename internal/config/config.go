@@ -42,6 +42,9 @@ type Config struct {
 	// TokenRateIP and TokenRateAccount limit POST /auth/v1/token per client IP and per email.
 	TokenRateIP      Rate
 	TokenRateAccount Rate
+	// TokenRateAccountTotal is the looser ceiling on password sign-ins per email across all
+	// clients; TokenRateAccount applies per client IP and email.
+	TokenRateAccountTotal Rate
 	// TrustedProxies are the networks whose X-Forwarded-For is believed for the client IP;
 	// empty means the TCP peer is the client.
 	TrustedProxies []netip.Prefix
@@ -112,14 +115,15 @@ func ParseRate(s string) (Rate, error) {
 // one (1 h tokens, 10 s reuse interval, bcrypt cost 10, 150 token requests per 5 min).
 func Default() Config {
 	return Config{
-		Addr:                 "127.0.0.1:8080",
-		JWTExp:               time.Hour,
-		RefreshReuseInterval: 10 * time.Second,
-		BcryptCost:           10,
-		TokenRateIP:          Rate{Count: 150, Per: 5 * time.Minute, Burst: 30},
-		TokenRateAccount:     Rate{Count: 30, Per: 5 * time.Minute, Burst: 10},
-		ShutdownTimeout:      15 * time.Second,
-		SchedulerInterval:    5 * time.Second,
+		Addr:                  "127.0.0.1:8080",
+		JWTExp:                time.Hour,
+		RefreshReuseInterval:  10 * time.Second,
+		BcryptCost:            10,
+		TokenRateIP:           Rate{Count: 150, Per: 5 * time.Minute, Burst: 30},
+		TokenRateAccount:      Rate{Count: 30, Per: 5 * time.Minute, Burst: 10},
+		TokenRateAccountTotal: Rate{Count: 300, Per: 5 * time.Minute, Burst: 100},
+		ShutdownTimeout:       15 * time.Second,
+		SchedulerInterval:     5 * time.Second,
 		OIDC: [2]OIDCProvider{
 			{Name: "google", Label: "Google", Issuer: "https://accounts.google.com"},
 			{Name: "gitlab", Label: "GitLab", Issuer: "https://gitlab.com"},
@@ -143,7 +147,8 @@ var settings = []setting{
 	{"MASTHEAD_REFRESH_REUSE_INTERVAL", "refresh-reuse-interval", "how long a rotated refresh token still returns the current one: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.RefreshReuseInterval) }},
 	{"MASTHEAD_BCRYPT_COST", "bcrypt-cost", "bcrypt cost of password hashes (4-31)", func(c *Config) flag.Value { return (*intValue)(&c.BcryptCost) }},
 	{"MASTHEAD_TOKEN_RATE_IP", "token-rate-ip", "POST /auth/v1/token limit per client IP: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.TokenRateIP) }},
-	{"MASTHEAD_TOKEN_RATE_ACCOUNT", "token-rate-account", "password sign-in limit per email: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.TokenRateAccount) }},
+	{"MASTHEAD_TOKEN_RATE_ACCOUNT", "token-rate-account", "password sign-in limit per client IP and email: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.TokenRateAccount) }},
+	{"MASTHEAD_TOKEN_RATE_ACCOUNT_TOTAL", "token-rate-account-total", "password sign-in ceiling per email across all clients: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.TokenRateAccountTotal) }},
 	{"MASTHEAD_TRUSTED_PROXIES", "trusted-proxies", "comma-separated CIDRs whose X-Forwarded-For is trusted", func(c *Config) flag.Value { return (*prefixesValue)(&c.TrustedProxies) }},
 	{"MASTHEAD_SCHEDULER_INTERVAL", "scheduler-interval", "pause between runs of the scheduler that publishes due items: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.SchedulerInterval) }},
 	{"MASTHEAD_SHUTDOWN_TIMEOUT", "shutdown-timeout", "grace period for in-flight requests on stop: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.ShutdownTimeout) }},
@@ -263,6 +268,7 @@ func (c Config) Redacted() []any {
 		"publishable_key", set(c.PublishableKey), "jwt_keys", set(c.JWTKeys),
 		"jwt_exp", c.JWTExp.String(), "refresh_reuse_interval", c.RefreshReuseInterval.String(),
 		"token_rate_ip", c.TokenRateIP.String(), "token_rate_account", c.TokenRateAccount.String(),
+		"token_rate_account_total", c.TokenRateAccountTotal.String(),
 		"storage_dir", c.StorageDir, "s3_endpoint", c.S3.Endpoint, "s3_bucket", c.S3.Bucket,
 		"oidc_google_client_secret", set(c.OIDC[0].ClientSecret), "oidc_gitlab_client_secret", set(c.OIDC[1].ClientSecret),
 	}

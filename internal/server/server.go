@@ -26,6 +26,7 @@ import (
 
 	"masthead/handlers"
 	"masthead/internal/auth"
+	"masthead/internal/client"
 	"masthead/internal/config"
 	"masthead/internal/mcp"
 	"masthead/internal/pg"
@@ -109,6 +110,7 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 		BcryptCost:     s.cfg.BcryptCost,
 		IPLimit:        auth.Limit(s.cfg.TokenRateIP),
 		AccountLimit:   auth.Limit(s.cfg.TokenRateAccount),
+		AccountTotal:   auth.Limit(s.cfg.TokenRateAccountTotal),
 		OIDC:           oidcProviders(s.cfg.OIDC[:]),
 	}, s.log)
 	if err != nil {
@@ -184,16 +186,20 @@ func (s *Server) storageBackend() (storage.Backend, error) {
 	return storage.NewDisk(s.cfg.StorageDir)
 }
 
-// mountDashboard serves the editorial dashboard on the same address. It calls this service
-// over HTTP at the public URL like any other client; its session keys are derived from the JWT
-// signing keys, so every instance sharing those keys shares sessions.
+// mountDashboard serves the editorial dashboard on the same address. It calls this service in
+// process (client.InProcess) with the signed-in person's token, exactly the requests any other
+// client sends; its session keys are derived from the JWT signing keys, so every instance
+// sharing those keys shares sessions.
 func (s *Server) mountDashboard(o options) error {
 	keys, err := handlers.SessionKeysFrom([]byte(s.cfg.JWTKeys))
 	if err != nil {
 		return err
 	}
+	// The dashboard calls the service mounted beside it in process: no socket, and the person's
+	// own address as the peer, so the service's limits apply per person, not to the dashboard.
 	app, err := handlers.New(handlers.Config{
-		APIURL: s.cfg.BaseURL(), PublishableKey: s.cfg.PublishableKey, SessionKeys: keys,
+		HTTPClient: client.InProcess(s.echo),
+		APIURL:     s.cfg.BaseURL(), PublishableKey: s.cfg.PublishableKey, SessionKeys: keys,
 		Secure: strings.HasPrefix(s.cfg.BaseURL(), "https://"), Logger: s.log,
 		DemoLogins: o.demoLogins, DemoPassword: o.demoPassword,
 	})
