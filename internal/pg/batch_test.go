@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"masthead/internal/pg"
 	"masthead/internal/pg/pgtest"
@@ -54,18 +55,41 @@ func TestExecAsCaller(t *testing.T) {
 			t.Errorf("got %q", got)
 		}
 	})
+	// A pool of one connection, so the checks below look at the very connection the request used.
+	pcfg, err := pgxpool.ParseConfig(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcfg.MaxConns, pcfg.MinConns = 1, 1
+	pinned, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pinned.Close()
+	onPinned := func(stmts ...pg.Stmt) ([]*pgconn.Result, error) {
+		pc, err := pinned.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pc.Release()
+		return pg.ExecAsCaller(ctx, pc.Conn().PgConn(), user, true, false, stmts...)
+	}
 	t.Run("nothing leaks to the next user of the connection", func(t *testing.T) {
-		conn, err := db.Pool.Acquire(ctx)
+		if _, err := onPinned(pg.Stmt{SQL: `select current_setting('request.method')`}); err != nil {
+			t.Fatal(err)
+		}
+		conn, err := pinned.Acquire(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer conn.Release()
-		var role, method string
-		if err := conn.QueryRow(ctx, `select current_user::text, coalesce(current_setting('request.method', true), '')`).Scan(&role, &method); err != nil {
+		var role, method, claims string
+		if err := conn.QueryRow(ctx, `select current_user::text, coalesce(current_setting('request.method', true), ''),
+			coalesce(current_setting('request.jwt.claims', true), '')`).Scan(&role, &method, &claims); err != nil {
 			t.Fatal(err)
 		}
-		if role != pg.LoginRole || method != "" {
-			t.Errorf("role %q, request.method %q after the request", role, method)
+		if role != pg.LoginRole || method != "" || claims != "" {
+			t.Errorf("role %q, request.method %q, claims %q after the request", role, method, claims)
 		}
 	})
 	t.Run("read-only refuses writes", func(t *testing.T) {
@@ -104,18 +128,27 @@ func TestExecAsCaller(t *testing.T) {
 		}
 	})
 	t.Run("prepared statements are reused and survive errors", func(t *testing.T) {
-		stmt := pg.Stmt{SQL: `select $1::int + 1`, Params: [][]byte{[]byte("41")}, Prepare: true}
+		stmt := pg.Stmt{SQL: `select $1::int + 1 as reuse_probe`, Params: [][]byte{[]byte("41")}, Prepare: true}
 		for range 3 {
-			_, done, rs, err := exec(user, true, false, stmt)
-			done()
+			rs, err := onPinned(stmt)
 			if err != nil || string(rs[0].Rows[0][0]) != "42" {
 				t.Fatalf("%v %v", rs, err)
 			}
-			_, done, _, err = exec(user, true, false, pg.Stmt{SQL: `select $1::int`, Params: [][]byte{[]byte("x")}, Prepare: true})
-			done()
-			if err == nil {
+			if _, err := onPinned(pg.Stmt{SQL: `select $1::int`, Params: [][]byte{[]byte("x")}, Prepare: true}); err == nil {
 				t.Fatal("bad input accepted")
 			}
+		}
+		conn, err := pinned.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Release()
+		var n int
+		if err := conn.QueryRow(ctx, `select count(*) from pg_prepared_statements where statement = $1`, stmt.SQL).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Errorf("the statement is prepared %d times on the connection after three requests, want once", n)
 		}
 	})
 	t.Run("unknown role refused", func(t *testing.T) {

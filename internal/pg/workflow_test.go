@@ -396,6 +396,12 @@ func TestPublishDue(t *testing.T) {
 	results := make([][]string, 2)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
+	// Both transactions hold their locks until both have run publish_due, so they overlap for
+	// certain; a second caller that blocked on the first's locks (no SKIP LOCKED) never arrives.
+	var arrived sync.WaitGroup
+	arrived.Add(len(results))
+	bothIn := make(chan struct{})
+	go func() { arrived.Wait(); close(bothIn) }()
 	for i := range results {
 		wg.Add(1)
 		go func() {
@@ -408,7 +414,12 @@ func TestPublishDue(t *testing.T) {
 				}
 				ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 				results[i] = ids
-				time.Sleep(50 * time.Millisecond) // hold the locks while the other caller runs
+				arrived.Done()
+				select {
+				case <-bothIn:
+				case <-time.After(10 * time.Second):
+					t.Error("publish_due waited on the other caller's locks")
+				}
 				return err
 			})
 			if err != nil {

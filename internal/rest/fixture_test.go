@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -235,9 +236,21 @@ func (r reply) errCode(t testing.TB) string {
 	return r.object(t)["code"].(string)
 }
 
+// TestSmoke: the fixture answers a read with an embed as its data says: project A's four
+// publications by title, each with its promos, and nothing of project B.
 func TestSmoke(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	r := f.do(t, call{path: "/publications?select=id,title,status,promos(channel,body)&order=title", user: "editorA"})
-	t.Logf("%d %v %s", r.status, r.header, r.body)
+	r := f.do(t, call{path: "/publications?select=title,promos(channel)&order=title&promos.order=channel", user: "editorA"})
+	want := `[{"title":"Alpha launch","promos":[{"channel":"bluesky"},{"channel":"x"}]},` +
+		`{"title":"Beta notes","promos":[{"channel":"x"}]},{"title":"Delta (draft)","promos":[]},` +
+		`{"title":"Gamma, with comma","promos":[]}]`
+	var got, exp any
+	if err := json.Unmarshal([]byte(r.body), &got); err != nil {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	_ = json.Unmarshal([]byte(want), &exp)
+	if r.status != http.StatusOK || !reflect.DeepEqual(got, exp) || r.header.Get("Content-Type") != "application/json; charset=utf-8" {
+		t.Errorf("%d %s %s\nwant %s", r.status, r.header.Get("Content-Type"), r.body, want)
+	}
 }

@@ -16,8 +16,9 @@ const (
 
 // Listen follows NOTIFY masthead until ctx ends, reloading the cache on
 // 'reload schema'. It holds one connection taken out of the pool and
-// reconnects with a capped backoff when the connection drops; after a
-// reconnect it reloads once, since notifications may have been missed.
+// reconnects with a capped backoff when the connection drops. Every time it
+// starts listening it reloads once, since a change made before LISTEN (at
+// start-up, or while the connection was down) sent a notification nobody heard.
 func (c *SchemaCache) Listen(ctx context.Context, log *slog.Logger) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
@@ -32,9 +33,6 @@ func (c *SchemaCache) Listen(ctx context.Context, log *slog.Logger) {
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 10*time.Second)
-		if err := c.Reload(ctx); err != nil {
-			log.Warn("schema cache reload failed", "err", err)
-		}
 	}
 }
 
@@ -48,6 +46,10 @@ func (c *SchemaCache) listenOnce(ctx context.Context, log *slog.Logger) error {
 	if _, err := conn.Exec(ctx, "listen "+reloadChannel); err != nil {
 		return err
 	}
+	if err := c.Reload(ctx); err != nil {
+		log.Warn("schema cache reload failed", "err", err)
+	}
+	log.Debug("schema cache listener subscribed", "channel", reloadChannel)
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {

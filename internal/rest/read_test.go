@@ -339,6 +339,38 @@ func TestReads(t *testing.T) {
 	}
 }
 
+// waitFor polls cond until it holds, for at most 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond) // the interval between looks at the condition
+	}
+}
+
+// TestListenReloadsOnStart: a change made before the listener subscribed (its NOTIFY went
+// unheard) is in the cache once the listener starts, because it reloads right after LISTEN.
+func TestListenReloadsOnStart(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	own := f.db.Owner(t)
+	mustExec(t, own, `create table public.notes (id int primary key, publication_id uuid references publications(id))`)
+	mustExec(t, own, `grant select on public.notes to authenticated`)
+	mustExec(t, own, `notify masthead, 'reload schema'`) // nobody is listening yet
+	if r := f.do(t, call{user: "editorA", path: "/notes"}); r.status != http.StatusNotFound {
+		t.Fatalf("before the listener: %d %s", r.status, r.body)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go f.h.schema.Listen(ctx, f.h.log)
+	waitFor(t, "the reload after LISTEN", func() bool {
+		return f.do(t, call{user: "editorA", path: "/notes"}).status == http.StatusOK
+	})
+}
+
 // TestAmbiguousEmbedAndReload adds a second foreign key between two tables,
 // reloads the schema cache through NOTIFY, and expects PGRST201 until a
 // hint picks one.
@@ -352,17 +384,20 @@ func TestAmbiguousEmbedAndReload(t *testing.T) {
 	if r := f.do(t, call{user: "editorA", path: "/publications?select=title,links(*)"}); r.status != 400 {
 		t.Fatalf("before reload: %d %s", r.status, r.body)
 	}
-	time.Sleep(200 * time.Millisecond) // let the listener subscribe
+	waitFor(t, "the listener to subscribe", func() bool {
+		var n int
+		mustScan(t, own.QueryRow(context.Background(),
+			`select count(*) from pg_stat_activity where datname = current_database() and query = 'listen masthead'`), &n)
+		return n == 1
+	})
 	mustExec(t, own, `create table public.links (id int primary key, a uuid references publications(id), b uuid references publications(id))`)
 	mustExec(t, own, `grant select on public.links to authenticated`)
 	mustExec(t, own, `notify masthead, 'reload schema'`)
 	var r reply
-	for range 50 {
-		if r = f.do(t, call{user: "editorA", path: "/publications?select=title,links(*)"}); r.status != 400 {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitFor(t, "the notified reload", func() bool {
+		r = f.do(t, call{user: "editorA", path: "/publications?select=title,links(*)"})
+		return r.status != 400
+	})
 	if r.status != http.StatusMultipleChoices || r.errCode(t) != "PGRST201" {
 		t.Fatalf("ambiguous embed: %d %s", r.status, r.body)
 	}

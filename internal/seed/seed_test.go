@@ -267,7 +267,7 @@ func BenchmarkSeed100k(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		time.Sleep(time.Second) // let the seed's backends exit, so their time is counted
+		waitBackendsGone(b, db.Owner(b)) // the seed's backends have exited, so their time is counted
 		b.ReportMetric(sum.BulkDuration.Seconds(), "bulk-s")
 		b.ReportMetric(sum.Duration.Seconds(), "total-s")
 		b.ReportMetric((server() - before).Seconds(), "db-cpu-s")
@@ -499,5 +499,25 @@ func checkMedia(t *testing.T, conn *pgx.Conn, dir string) {
 	}
 	if outOfRange != 0 {
 		t.Errorf("%d publications without 1-4 images", outOfRange)
+	}
+}
+
+// waitBackendsGone waits until conn is the owner's only connection to its database (the
+// seed's own have closed).
+func waitBackendsGone(b *testing.B, conn *pgx.Conn) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n int
+		if err := conn.QueryRow(context.Background(), `select count(*) from pg_stat_activity
+			where datname = current_database() and usename = current_user and pid <> pg_backend_pid()`).Scan(&n); err != nil {
+			b.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d connections still open after the seed", n)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the server for the condition
 	}
 }

@@ -226,41 +226,101 @@ func TestClientIPFromTrustedProxiesOnly(t *testing.T) {
 }
 
 // TestGracefulShutdown: a request in flight when the stop signal comes is answered, then Serve
-// returns cleanly and the port is closed.
+// returns cleanly and the port is closed. The request is held in flight by a row lock the test
+// owns, so "in flight" is a fact the database shows, not a guess about timing.
 func TestGracefulShutdown(t *testing.T) {
 	t.Parallel()
-	// bcrypt cost 11 makes a sign-in take long enough (~0.1-1 s) to be in flight when we stop.
-	e := servertest.New(t, func(c *config.Config) { c.BcryptCost = 11; c.ShutdownTimeout = 2 * time.Minute })
+	e := servertest.New(t, func(c *config.Config) { c.ShutdownTimeout = 2 * time.Minute })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := "http://" + ln.Addr().String()
+	base := "http://" + ln.Addr().String()
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- e.Server.Serve(ctx, ln) }()
 
+	bg := context.Background()
+	own := e.DB.Owner(t)
+	editor := e.CreateUser(t, "editor@shutdown.test", "a long password")
+	var project, pub string
+	if err := own.QueryRow(bg, `insert into projects (slug, name) values ('shut', 'Shut') returning id`).Scan(&project); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := own.Exec(bg, `insert into project_members (project_id, user_id, role) values ($1, $2, 'editor')`, project, editor.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := own.QueryRow(bg, `insert into publications (project_id, title, slug, author_id) values ($1, 'Held', 'held', $2) returning id`,
+		project, editor.ID).Scan(&pub); err != nil {
+		t.Fatal(err)
+	}
+	res, body := get(t, http.MethodPost, base+"/auth/v1/token?grant_type=password",
+		map[string]string{"apikey": e.Key, "Content-Type": "application/json"},
+		strings.NewReader(`{"email":"editor@shutdown.test","password":"a long password"}`))
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if res.StatusCode != http.StatusOK || json.Unmarshal(body, &tok) != nil {
+		t.Fatalf("sign in: %d %s", res.StatusCode, body)
+	}
+
+	// The test holds the row; the editor's PATCH waits for it inside the service.
+	lock, err := own.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Rollback(bg)
+	if _, err := lock.Exec(bg, `select 1 from publications where id = $1 for update`, pub); err != nil {
+		t.Fatal(err)
+	}
 	answered := make(chan int, 1)
 	go func() {
-		res, _ := get(t, http.MethodPost, url+"/auth/v1/token?grant_type=password",
-			map[string]string{"apikey": e.Key, "Content-Type": "application/json"},
-			strings.NewReader(`{"email":"nobody@northwind.test","password":"x"}`))
+		res, _ := get(t, http.MethodPatch, base+"/rest/v1/publications?id=eq."+pub,
+			map[string]string{"apikey": e.Key, "Authorization": "Bearer " + tok.AccessToken, "Content-Type": "application/json"},
+			strings.NewReader(`{"title":"Edited during shutdown"}`))
 		answered <- res.StatusCode
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(e.Logs.Lines("server: listening")) == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var waiting int
+		if err := own.QueryRow(bg, `select count(*) from pg_stat_activity where datname = current_database()
+			and usename = 'authenticator' and wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the PATCH never reached the row lock")
+		}
+		time.Sleep(10 * time.Millisecond) // polling the database for the condition
 	}
-	time.Sleep(50 * time.Millisecond) // the sign-in is now comparing hashes
 	stop()
-	if status := <-answered; status != http.StatusBadRequest {
-		t.Fatalf("in-flight request got %d, want its real answer (400)", status)
+	// Shutdown has begun: the listener closes while the request is still held.
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("still accepting connections after the stop signal")
+		}
+		time.Sleep(10 * time.Millisecond) // polling until the listener is closed
+	}
+	if err := lock.Rollback(bg); err != nil {
+		t.Fatal(err)
+	}
+	if status := <-answered; status != http.StatusNoContent {
+		t.Fatalf("in-flight request got %d, want its real answer (204)", status)
 	}
 	if err := <-served; err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
-	if _, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
-		t.Fatal("still accepting connections after shutdown")
+	var title string
+	if err := own.QueryRow(bg, `select title from publications where id = $1`, pub).Scan(&title); err != nil || title != "Edited during shutdown" {
+		t.Errorf("the in-flight edit: %q %v", title, err)
 	}
 }
 
@@ -341,9 +401,13 @@ func TestSIGHUPReloadsSchema(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- e.Server.Serve(ctx, ln) }()
 	defer func() { stop(); <-served }()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(e.Logs.Lines("server: listening")) == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	// The schema listener reloads once when it subscribes; the table must come after that.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(e.Logs.Lines("schema cache listener subscribed")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the schema listener never subscribed")
+		}
+		time.Sleep(5 * time.Millisecond) // polling the log for the condition
 	}
 	if _, err := e.DB.Owner(t).Exec(context.Background(),
 		`create table public.notes (id int primary key); grant select on public.notes to anon`); err != nil {
@@ -356,8 +420,11 @@ func TestSIGHUPReloadsSchema(t *testing.T) {
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	for len(e.Logs.Lines("server: schema cache reloaded")) == 0 && time.Now().Before(deadline.Add(5*time.Second)) {
-		time.Sleep(10 * time.Millisecond)
+	for len(e.Logs.Lines("server: schema cache reloaded")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("SIGHUP never reloaded the schema cache")
+		}
+		time.Sleep(10 * time.Millisecond) // polling the log for the condition
 	}
 	if res, _ := get(t, http.MethodGet, url, hdr, nil); res.StatusCode != http.StatusOK {
 		t.Fatalf("after SIGHUP: %d, want 200", res.StatusCode)
