@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"strconv"
+	"syscall"
 )
 
 // Disk keeps objects as files under one folder (the data folder's media directory in dev),
@@ -40,7 +41,8 @@ func (d *Disk) Close() error { return d.root.Close() }
 func (d *Disk) Open(_ context.Context, key string) (*Object, error) {
 	f, err := d.root.Open(key)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		// A key under an object ("a.png/b.png") names nothing either.
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return nil, fmt.Errorf("%w: %s", ErrObjectNotFound, key)
 		}
 		return nil, fmt.Errorf("storage: open %s: %w", key, err)

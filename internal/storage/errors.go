@@ -38,6 +38,9 @@ var (
 	errBadExpiresIn  = &apiError{http.StatusBadRequest, "InvalidRequest", "expiresIn must be a whole number of seconds between 1 and 604800"}
 	errInternal      = &apiError{http.StatusInternalServerError, "internal", "Internal Server Error"}
 	errUnavailable   = &apiError{http.StatusServiceUnavailable, "unavailable", "Service Unavailable"}
+	errKeyUnderFile  = &apiError{http.StatusConflict, "Duplicate", "The key lies under an existing object: an object cannot also be a folder"}
+	errDiskFull      = &apiError{http.StatusInsufficientStorage, "InsufficientStorage", "There is no space left to store the object"}
+	errReadOnly      = &apiError{http.StatusServiceUnavailable, "unavailable", "Storage is read-only right now; try again later"}
 	errNoUpsert      = &apiError{http.StatusBadRequest, "InvalidRequest", "x-upsert is not supported: media objects are immutable, upload under a new path"}
 	errBodyMultipart = &apiError{http.StatusBadRequest, "InvalidRequest", "multipart upload must carry exactly one file part"}
 )

@@ -157,7 +157,14 @@ func (h *Handler) internal(ctx context.Context, msg string, err error) *apiError
 	if errors.Is(err, pg.ErrSessionEnded) {
 		return errUnauthorized // a valid signature of a signed-out session
 	}
+	se := storeRefusal(err)
+	if se != nil && se.status < 500 {
+		return se
+	}
 	h.log.ErrorContext(ctx, msg, "err", err)
+	if se != nil {
+		return se
+	}
 	if pg.Unavailable(err) || errors.Is(err, context.Canceled) {
 		return errUnavailable
 	}
@@ -253,7 +260,8 @@ func (h *Handler) sign(c echo.Context) error {
 	if err := c.Bind(&body); err != nil {
 		return writeError(c, errBadBody)
 	}
-	if body.ExpiresIn == nil || *body.ExpiresIn < 1 || time.Duration(*body.ExpiresIn)*time.Second > maxSignedTTL {
+	// Compared in seconds: multiplying first would wrap for huge values and let them through.
+	if body.ExpiresIn == nil || *body.ExpiresIn < 1 || *body.ExpiresIn > int64(maxSignedTTL/time.Second) {
 		return writeError(c, errBadExpiresIn)
 	}
 	mime, aerr := h.callerSees(c, key)

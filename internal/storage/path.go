@@ -4,11 +4,16 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
-// maxKeyLen bounds a key as S3 does (1024 bytes), so every backend can store what we accept.
-const maxKeyLen = 1024
+// maxKeyLen bounds a key as S3 does (1024 bytes), so every backend can store what we accept;
+// maxSegmentLen bounds each segment as file systems bound a name (255 bytes).
+const (
+	maxKeyLen     = 1024
+	maxSegmentLen = 255
+)
 
 // projectFolder is the first segment of every key: a project slug, as media.storage_path's
 // check constraint requires.
@@ -41,7 +46,7 @@ func validKey(key string) bool {
 		return false
 	}
 	for _, r := range key {
-		if r < 0x20 || r == 0x7f || strings.ContainsRune(`\?#%`, r) {
+		if unicode.IsControl(r) || isBidiControl(r) || strings.ContainsRune(`\?#%`, r) {
 			return false
 		}
 	}
@@ -50,7 +55,7 @@ func validKey(key string) bool {
 		return false
 	}
 	for _, s := range segs {
-		if s == "" || s == "." || s == ".." {
+		if s == "" || s == "." || s == ".." || len(s) > maxSegmentLen {
 			return false
 		}
 	}
@@ -69,4 +74,10 @@ func tailAfter(escapedPath string, n int) string {
 		p = p[i+1:]
 	}
 	return p
+}
+
+// isBidiControl reports the characters that reorder text when shown (LRM, RLM, the embeddings,
+// overrides and isolates): in a key they make one name look like another.
+func isBidiControl(r rune) bool {
+	return r == 0x200e || r == 0x200f || r == 0x061c || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }

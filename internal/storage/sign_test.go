@@ -104,6 +104,11 @@ func TestSignRefusals(t *testing.T) {
 		{"zero expiresIn", "proj-a/photo.png", "ownerA", `{"expiresIn":0}`, 400},
 		{"expiresIn over a week", "proj-a/photo.png", "ownerA", `{"expiresIn":604801}`, 400},
 		{"not JSON", "proj-a/photo.png", "ownerA", `expiresIn=60`, 400},
+		{"expiresIn 2^63-1 (wrapped to the past before)", "proj-a/photo.png", "ownerA", `{"expiresIn":9223372036854775807}`, 400},
+		{"expiresIn 2^62", "proj-a/photo.png", "ownerA", `{"expiresIn":4611686018427387904}`, 400},
+		{"negative expiresIn", "proj-a/photo.png", "ownerA", `{"expiresIn":-5}`, 400},
+		{"fractional expiresIn", "proj-a/photo.png", "ownerA", `{"expiresIn":1.5}`, 400},
+		{"expiresIn as text", "proj-a/photo.png", "ownerA", `{"expiresIn":"60"}`, 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if status, _ := ev.sign(t, tc.key, tc.user, tc.body); status != tc.status {

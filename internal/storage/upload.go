@@ -8,11 +8,13 @@ import (
 	_ "image/jpeg" //
 	_ "image/png"  //
 	"io"
+	"io/fs"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
@@ -157,6 +159,23 @@ func (h *Handler) refusal(ctx context.Context, err error) *apiError {
 		return ae
 	}
 	return h.internal(ctx, "storage: store upload", err)
+}
+
+// storeRefusal names what the store itself refused: a key whose folder is an object (409), a
+// full disk (507), a read-only one (503); nil for anything else.
+func storeRefusal(err error) *apiError {
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR),
+		// creating the key's folder where an object of that name is (os.Root says EEXIST)
+		errors.As(err, &pe) && strings.HasPrefix(pe.Op, "mkdir") && errors.Is(err, syscall.EEXIST):
+		return errKeyUnderFile
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return errDiskFull
+	case errors.Is(err, syscall.EROFS):
+		return errReadOnly
+	}
+	return nil
 }
 
 // insertRefusal maps a failed media insert to this surface's answers. Not being allowed, the

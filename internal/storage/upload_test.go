@@ -11,6 +11,9 @@ import (
 	"net/http/httptest"
 	"net/textproto"
 	"os"
+	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 )
 
@@ -239,4 +242,67 @@ func TestUploadUndone(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestStoreRefusals: what the store itself refuses reaches the client in Storage's shape, with
+// nothing left behind: a key under an existing object is a conflict (409), a full disk 507 and
+// a read-only one 503. The last two come from a stand-in backend that answers as a full or
+// read-only file system would (errno ENOSPC, EROFS): filling the test machine's disk is not an
+// option.
+func TestStoreRefusals(t *testing.T) {
+	t.Parallel()
+	fb := &failingBackend{Backend: newBackend(t, "disk")}
+	ev := newEnv(t, fb)
+	upload := func(key string) (*http.Response, []byte) {
+		return ev.do(t, req{method: "POST", path: "/storage/v1/object/media/" + key, user: "editorA",
+			body: ev.png, header: map[string]string{"Content-Type": "image/png"}})
+	}
+	for _, tc := range []struct {
+		name, key string
+		fail      error
+		status    int
+		errName   string
+	}{
+		{"a key under an existing object", "proj-a/photo.png/inside.png", nil, 409, "Duplicate"},
+		{"disk full", "proj-a/full.png", syscall.ENOSPC, 507, "InsufficientStorage"},
+		{"read-only disk", "proj-a/ro.png", syscall.EROFS, 503, "unavailable"},
+		{"segment over 255 bytes", "proj-a/" + strings.Repeat("a", 252) + ".png", nil, 400, "InvalidKey"},
+		{"bidi override in the key", "proj-a/gnp\u202e.exe", nil, 400, "InvalidKey"},
+		{"C1 control in the key", "proj-a/a\u0085b.png", nil, 400, "InvalidKey"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fb.fail.Store(&tc.fail)
+			defer fb.fail.Store(nil)
+			resp, b := upload(tc.key)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, b)
+			}
+			if e := storageError(t, b); e["error"] != tc.errName {
+				t.Errorf("error %v, want %q", e, tc.errName)
+			}
+			if tc.status == 503 && resp.Header.Get("Retry-After") == "" {
+				t.Error("a 503 without Retry-After")
+			}
+			if ev.rowCount(t, tc.key) != 0 || (tc.status != 400 && ev.exists(t, tc.key)) {
+				t.Error("row or file left behind")
+			}
+		})
+	}
+	if resp, b := upload("proj-a/" + strings.Repeat("a", 251) + ".png"); resp.StatusCode != http.StatusOK {
+		t.Errorf("a 255-byte segment: %d %s", resp.StatusCode, b)
+	}
+}
+
+// failingBackend is a stand-in for a store whose writes fail with fail (when set), as a file
+// system does when full or read-only.
+type failingBackend struct {
+	Backend
+	fail atomic.Pointer[error]
+}
+
+func (f *failingBackend) Put(ctx context.Context, key string, r io.Reader, size int64, ct string) error {
+	if e := f.fail.Load(); e != nil && *e != nil {
+		return &os.PathError{Op: "write", Path: key, Err: *e}
+	}
+	return f.Backend.Put(ctx, key, r, size, ct)
 }
