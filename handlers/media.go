@@ -28,10 +28,10 @@ import (
 // maxAltText bounds alt text: screen readers read it whole, and a paragraph belongs in the body.
 const maxAltText = 1000
 
-// imageCacheControl lets the person's own browser reuse an image for five minutes without
-// asking (a page of thumbnails would otherwise cost two service calls per image per view);
-// private keeps it out of shared caches.
-const imageCacheControl = "private, max-age=300"
+// imageCacheControl keeps images out of every cache, the browser's own included: an image is
+// shown only to a signed-in member, and a cached copy would outlive signing out on a shared
+// computer.
+const imageCacheControl = "private, no-store"
 
 // forwardedRequest are the request headers passed to the service; forwardedResponse come back.
 var (

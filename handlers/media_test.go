@@ -56,7 +56,7 @@ func TestMediaImage(t *testing.T) {
 		t.Fatalf("image: status %d, %d bytes (file has %d)", first.status, len(first.body), len(file))
 	}
 	for k, want := range map[string]string{
-		"Cache-Control": "private, max-age=300", "X-Content-Type-Options": "nosniff", "Accept-Ranges": "bytes",
+		"Cache-Control": "private, no-store", "X-Content-Type-Options": "nosniff", "Accept-Ranges": "bytes",
 	} {
 		if got := first.header.Get(k); got != want {
 			t.Errorf("%s = %q, want %q", k, got, want)

@@ -73,6 +73,9 @@ func (s *Service) PasswordGrant(ctx context.Context, email, password string, c C
 	if email == "" {
 		return nil, validationError("An email address is required for password sign-in")
 	}
+	if strings.ContainsFunc(email, isControl) || strings.ContainsFunc(password, func(r rune) bool { return r == 0 }) {
+		return nil, validationError("The email address and password must not contain control characters")
+	}
 	if password == "" {
 		return nil, validationError("A password is required")
 	}

@@ -46,15 +46,16 @@ var grantableScopes = map[string]bool{"openid": true, "email": true, "profile": 
 // oauthServer holds what only the OAuth endpoints need next to the Service.
 type oauthServer struct {
 	*Service
-	registerLimit *limiter
-	consentURL    string
+	registerLimit  *limiter
+	authorizeLimit *limiter
+	consentURL     string
 }
 
 // mountOAuth adds the OAuth routes to g (/auth/v1). None asks for the publishable key: third
 // party clients never have it. The grant list and revocation are the person's own, with their
 // token, like /user.
 func (s *Service) mountOAuth(g *echo.Group) {
-	o := &oauthServer{Service: s, registerLimit: newLimiter(registerLimit),
+	o := &oauthServer{Service: s, registerLimit: newLimiter(registerLimit), authorizeLimit: newLimiter(s.opts.AuthorizeLimit),
 		consentURL: strings.TrimSuffix(s.opts.Issuer, "/auth/v1") + "/oauth/consent"}
 	g.POST("/oauth/clients/register", o.register)
 	g.GET("/oauth/authorize", o.authorize)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +26,13 @@ const appRefused = "This app cannot be connected"
 // doubt, the person sees an error page; once both are known, every other problem goes back to
 // the client as an error redirect carrying its state.
 func (o *oauthServer) authorize(c echo.Context) error {
+	// Anyone may ask, without signing in, and each valid request stores an authorization: a
+	// limit per client address keeps a script from filling the table.
+	if ok, wait := o.authorizeLimit.allow(c.RealIP(), o.now()); !ok {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(max(1, int(wait.Seconds()+0.5))))
+		return errorPage(c, appRefused, oauthErr(http.StatusTooManyRequests, "temporarily_unavailable",
+			"Too many authorization requests from this address; try again shortly."))
+	}
 	q := c.Request().URL.Query()
 	ctx := c.Request().Context()
 	var cl *oauthClient
@@ -79,6 +87,9 @@ func (o *oauthServer) authorize(c echo.Context) error {
 	state, nonce := q.Get("state"), q.Get("nonce")
 	if len(state) > 2000 || len(nonce) > 500 {
 		return fail("invalid_request", "state or nonce is too long")
+	}
+	if strings.ContainsFunc(state, isControl) || strings.ContainsFunc(nonce, isControl) {
+		return fail("invalid_request", "state and nonce must not contain control characters")
 	}
 	var id string
 	err = o.asAuthTx(ctx, "start authorization", pg.ReadWrite, func(tx pgx.Tx) error {

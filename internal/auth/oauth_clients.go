@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -179,14 +180,19 @@ func normaliseMetadata(m *ClientMetadata) error {
 	return nil
 }
 
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+// isControl reports characters that have no place in a name or URI a person reads: control
+// characters (C0 and C1) and the bidi controls that make one text display as another.
+func isControl(r rune) bool {
+	return unicode.IsControl(r) || r == 0x200e || r == 0x200f || r == 0x061c ||
+		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
 
 // dangerousSchemes can run code or read local data where a browser follows them.
 var dangerousSchemes = []string{"javascript", "data", "file", "vbscript", "blob", "about", "filesystem"}
 
 // checkRedirectURI accepts what RFC 8252 and OAuth 2.1 allow: https URLs, http only on a
 // loopback host (any port, since native apps listen on an ephemeral one), and private-use
-// schemes of native apps (com.example.app:/cb, cursor://…); never a fragment, which the code
+// reverse-domain schemes of native apps (com.example.app:/cb); never a fragment, which the code
 // could not be appended to.
 func checkRedirectURI(raw string) error {
 	u, err := url.Parse(raw)
@@ -206,8 +212,10 @@ func checkRedirectURI(raw string) error {
 		if !isLoopback(u.Hostname()) {
 			return errors.New("redirect URI " + quote(raw) + " uses http on a host that is not loopback; use https")
 		}
-	case slices.Contains(dangerousSchemes, scheme):
-		return errors.New("redirect URI scheme " + quote(scheme) + " is not allowed")
+	case !strings.Contains(scheme, ".") || slices.Contains(dangerousSchemes, scheme):
+		// RFC 8252 7.1: a native app's private-use scheme is a reverse domain name it owns.
+		return errors.New("redirect URI scheme " + quote(scheme) + " is not allowed: use https, http on a loopback " +
+			"address, or a reverse-domain scheme of your app (com.example.app:/callback)")
 	}
 	return nil
 }

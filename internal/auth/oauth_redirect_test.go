@@ -13,8 +13,14 @@ func TestCheckRedirectURI(t *testing.T) {
 		{"http://127.0.0.1:33418/callback", true},
 		{"http://localhost/callback", true},
 		{"http://[::1]:8080/cb", true},
-		{"cursor://anysphere.cursor-retrieval/oauth/callback", true},
 		{"com.example.app:/oauth2redirect", true},
+		{"com.anysphere.cursor:/oauth/callback", true},
+		{"cursor://anysphere.cursor-retrieval/oauth/callback", false}, // not a reverse domain
+		{"view-source:https://app.test/cb", false},
+		{"ftp://app.test/cb", false},
+		{"ws://127.0.0.1/cb", false},
+		{"wss://app.test/cb", false},
+		{"https://app.test/c\u202eb", false},     // bidi override
 		{"http://app.test/cb", false},            // http off loopback
 		{"http://127.0.0.1.evil.test/cb", false}, // looks like loopback, is not
 		{"https://app.test/cb#frag", false},

@@ -40,6 +40,9 @@ type Options struct {
 	// looser ceiling per email across all clients, a token bucket that backs off (429 with
 	// Retry-After) rather than locking the account.
 	IPLimit, AccountLimit, AccountTotal Limit
+	// AuthorizeLimit bounds GET /oauth/authorize per client IP (it is open to anyone and stores
+	// an authorization per valid request).
+	AuthorizeLimit Limit
 	// OIDC are the upstream OpenID Connect providers people may sign in with (oidc.go).
 	OIDC []OIDCProvider
 }

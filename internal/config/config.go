@@ -45,6 +45,8 @@ type Config struct {
 	// TokenRateAccountTotal is the looser ceiling on password sign-ins per email across all
 	// clients; TokenRateAccount applies per client IP and email.
 	TokenRateAccountTotal Rate
+	// AuthorizeRateIP limits GET /auth/v1/oauth/authorize per client IP.
+	AuthorizeRateIP Rate
 	// TrustedProxies are the networks whose X-Forwarded-For is believed for the client IP;
 	// empty means the TCP peer is the client.
 	TrustedProxies []netip.Prefix
@@ -122,6 +124,7 @@ func Default() Config {
 		TokenRateIP:           Rate{Count: 150, Per: 5 * time.Minute, Burst: 30},
 		TokenRateAccount:      Rate{Count: 30, Per: 5 * time.Minute, Burst: 10},
 		TokenRateAccountTotal: Rate{Count: 300, Per: 5 * time.Minute, Burst: 100},
+		AuthorizeRateIP:       Rate{Count: 60, Per: time.Minute, Burst: 30},
 		ShutdownTimeout:       15 * time.Second,
 		SchedulerInterval:     5 * time.Second,
 		OIDC: [2]OIDCProvider{
@@ -148,6 +151,7 @@ var settings = []setting{
 	{"MASTHEAD_BCRYPT_COST", "bcrypt-cost", "bcrypt cost of password hashes (4-31)", func(c *Config) flag.Value { return (*intValue)(&c.BcryptCost) }},
 	{"MASTHEAD_TOKEN_RATE_IP", "token-rate-ip", "POST /auth/v1/token limit per client IP: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.TokenRateIP) }},
 	{"MASTHEAD_TOKEN_RATE_ACCOUNT", "token-rate-account", "password sign-in limit per client IP and email: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.TokenRateAccount) }},
+	{"MASTHEAD_OAUTH_AUTHORIZE_RATE_IP", "oauth-authorize-rate-ip", "GET /auth/v1/oauth/authorize limit per client IP: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.AuthorizeRateIP) }},
 	{"MASTHEAD_TOKEN_RATE_ACCOUNT_TOTAL", "token-rate-account-total", "password sign-in ceiling per email across all clients: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.TokenRateAccountTotal) }},
 	{"MASTHEAD_TRUSTED_PROXIES", "trusted-proxies", "comma-separated CIDRs whose X-Forwarded-For is trusted", func(c *Config) flag.Value { return (*prefixesValue)(&c.TrustedProxies) }},
 	{"MASTHEAD_SCHEDULER_INTERVAL", "scheduler-interval", "pause between runs of the scheduler that publishes due items: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.SchedulerInterval) }},

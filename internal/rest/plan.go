@@ -62,6 +62,9 @@ var castTypes = map[string]string{
 }
 
 func errNoTable(name string) *Error {
+	if strings.Contains(name, "/") { // no table is called that: the path itself is wrong
+		return &Error{Status: http.StatusNotFound, Code: "PGRST125", Message: "Invalid path specified in request URL"}
+	}
 	return &Error{Status: http.StatusNotFound, Code: "PGRST205",
 		Message: "Could not find the table '" + exposedSchema + "." + name + "' in the schema cache"}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -106,7 +107,46 @@ func (s *Server) httpError(err error, c echo.Context) {
 		_ = c.NoContent(status)
 		return
 	}
-	_ = c.JSON(status, map[string]string{"message": http.StatusText(status)})
+	body := errorBody(c.Request().URL.Path, status)
+	if m, ok := body.(map[string]any); ok && m["error_code"] != nil {
+		c.Response().Header().Set("x-sb-error-code", m["error_code"].(string)) // as GoTrue does
+	}
+	_ = c.JSON(status, body)
+}
+
+// errorBody is an error the router or the shared middleware gives (an unknown path, a method a
+// route lacks, a body over the limit) in the shape of the surface the path belongs to, so a
+// client's error handling sees what it expects: PostgREST's under /rest/v1, GoTrue's under
+// /auth/v1, Supabase Storage's under /storage/v1.
+func errorBody(path string, status int) any {
+	text := http.StatusText(status)
+	switch {
+	case strings.HasPrefix(path, "/rest/v1/") || path == "/rest/v1":
+		code, msg, hint := "PGRST000", text, any(nil)
+		switch status {
+		case http.StatusNotFound:
+			code, msg = "PGRST125", "Invalid path specified in request URL"
+		case http.StatusMethodNotAllowed:
+			code, msg = "PGRST117", "Unsupported HTTP method"
+		case http.StatusRequestEntityTooLarge:
+			code, msg, hint = "PGRST102", "The request body is larger than this service accepts", "Send fewer rows per request."
+		}
+		return map[string]any{"code": code, "message": msg, "details": nil, "hint": hint}
+	case strings.HasPrefix(path, "/auth/v1/") || path == "/auth/v1":
+		code := "unexpected_failure"
+		switch status {
+		case http.StatusNotFound:
+			code = "not_found"
+		case http.StatusMethodNotAllowed:
+			code = "method_not_allowed"
+		case http.StatusRequestEntityTooLarge:
+			code = "request_too_large"
+		}
+		return map[string]any{"code": status, "error_code": code, "msg": text}
+	case strings.HasPrefix(path, "/storage/v1/") || path == "/storage/v1":
+		return map[string]string{"statusCode": strconv.Itoa(status), "error": text, "message": text}
+	}
+	return map[string]string{"message": text}
 }
 
 // apiPrefixes are the client-facing APIs; browsers call them cross-origin with the publishable

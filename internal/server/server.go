@@ -111,6 +111,7 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 		IPLimit:        auth.Limit(s.cfg.TokenRateIP),
 		AccountLimit:   auth.Limit(s.cfg.TokenRateAccount),
 		AccountTotal:   auth.Limit(s.cfg.TokenRateAccountTotal),
+		AuthorizeLimit: auth.Limit(s.cfg.AuthorizeRateIP),
 		OIDC:           oidcProviders(s.cfg.OIDC[:]),
 	}, s.log)
 	if err != nil {

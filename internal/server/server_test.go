@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -428,5 +429,36 @@ func TestSIGHUPReloadsSchema(t *testing.T) {
 	}
 	if res, _ := get(t, http.MethodGet, url, hdr, nil); res.StatusCode != http.StatusOK {
 		t.Fatalf("after SIGHUP: %d, want 200", res.StatusCode)
+	}
+}
+
+// TestErrorShapesPerSurface: what the router answers itself (an unknown path, a body over the
+// limit) comes in the shape of the surface the path belongs to.
+func TestErrorShapesPerSurface(t *testing.T) {
+	t.Parallel()
+	e := servertest.New(t, nil)
+	hdr := map[string]string{"apikey": e.Key}
+	for _, tc := range []struct {
+		method, path string
+		body         io.Reader
+		status       int
+		field, want  string
+	}{
+		{"GET", "/rest/v1/publications/extra/segments", nil, 404, "code", "PGRST125"},
+		{"GET", "/auth/v1/nowhere", nil, 404, "error_code", "not_found"},
+		{"GET", "/storage/v1/nowhere/at/all", nil, 404, "statusCode", "404"},
+		{"POST", "/rest/v1/publications", strings.NewReader(strings.Repeat("x", 12<<20)), 413, "code", "PGRST102"},
+		{"POST", "/auth/v1/token?grant_type=password", strings.NewReader(strings.Repeat("x", 12<<20)), 413, "error_code", "request_too_large"},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			res, body := get(t, tc.method, e.URL+tc.path, hdr, tc.body)
+			var m map[string]any
+			if err := json.Unmarshal(body, &m); err != nil || res.StatusCode != tc.status {
+				t.Fatalf("%d %s", res.StatusCode, body)
+			}
+			if got := fmt.Sprint(m[tc.field]); got != tc.want {
+				t.Errorf("%s = %q, want %q: %s", tc.field, got, tc.want, body)
+			}
+		})
 	}
 }

@@ -61,6 +61,7 @@ func Serve(t testing.TB, databaseURL string, change func(*config.Config)) *Env {
 	cfg.TokenRateIP = config.Rate{Count: 100000, Per: time.Second, Burst: 100000}
 	cfg.TokenRateAccount = cfg.TokenRateIP
 	cfg.TokenRateAccountTotal = cfg.TokenRateIP
+	cfg.AuthorizeRateIP = cfg.TokenRateIP
 	ts := httptest.NewUnstartedServer(nil)
 	cfg.PublicURL = "http://" + ts.Listener.Addr().String()
 	if change != nil {
