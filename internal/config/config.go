@@ -52,6 +52,16 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// ShutdownTimeout bounds how long in-flight requests may finish after a stop signal.
 	ShutdownTimeout time.Duration
+	// BodyIdleTimeout is the longest gap between two parts of a request body; BodyMinRate
+	// (bytes a second) the least a body must average once that long has passed. Together they
+	// cut bodies that trickle in to hold a connection.
+	BodyIdleTimeout time.Duration
+	BodyMinRate     int
+	// RequestTimeout bounds reading and answering one request; UploadTimeout the same for
+	// object uploads and downloads under /storage/v1/object.
+	RequestTimeout, UploadTimeout time.Duration
+	// MaxConnections caps the connections one instance holds open at once.
+	MaxConnections int
 	// SchedulerInterval is the pause between runs of the scheduler loop that publishes due
 	// items (jittered by ±20 %).
 	SchedulerInterval time.Duration
@@ -127,6 +137,11 @@ func Default() Config {
 		AuthorizeRateIP:       Rate{Count: 60, Per: time.Minute, Burst: 30},
 		ShutdownTimeout:       15 * time.Second,
 		SchedulerInterval:     5 * time.Second,
+		BodyIdleTimeout:       10 * time.Second,
+		BodyMinRate:           512,
+		RequestTimeout:        2 * time.Minute,
+		UploadTimeout:         15 * time.Minute,
+		MaxConnections:        4096,
 		OIDC: [2]OIDCProvider{
 			{Name: "google", Label: "Google", Issuer: "https://accounts.google.com"},
 			{Name: "gitlab", Label: "GitLab", Issuer: "https://gitlab.com"},
@@ -154,6 +169,11 @@ var settings = []setting{
 	{"MASTHEAD_OAUTH_AUTHORIZE_RATE_IP", "oauth-authorize-rate-ip", "GET /auth/v1/oauth/authorize limit per client IP: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.AuthorizeRateIP) }},
 	{"MASTHEAD_TOKEN_RATE_ACCOUNT_TOTAL", "token-rate-account-total", "password sign-in ceiling per email across all clients: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.TokenRateAccountTotal) }},
 	{"MASTHEAD_TRUSTED_PROXIES", "trusted-proxies", "comma-separated CIDRs whose X-Forwarded-For is trusted", func(c *Config) flag.Value { return (*prefixesValue)(&c.TrustedProxies) }},
+	{"MASTHEAD_BODY_IDLE_TIMEOUT", "body-idle-timeout", "longest pause within a request body before the request is cut: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.BodyIdleTimeout) }},
+	{"MASTHEAD_BODY_MIN_RATE", "body-min-rate", "bytes a second a request body must average once the idle timeout has passed (0: no minimum)", func(c *Config) flag.Value { return (*intValue)(&c.BodyMinRate) }},
+	{"MASTHEAD_REQUEST_TIMEOUT", "request-timeout", "longest time to read and answer one request: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.RequestTimeout) }},
+	{"MASTHEAD_UPLOAD_TIMEOUT", "upload-timeout", "longest time for one object upload or download: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.UploadTimeout) }},
+	{"MASTHEAD_MAX_CONNECTIONS", "max-connections", "most connections one instance holds open at once", func(c *Config) flag.Value { return (*intValue)(&c.MaxConnections) }},
 	{"MASTHEAD_SCHEDULER_INTERVAL", "scheduler-interval", "pause between runs of the scheduler that publishes due items: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.SchedulerInterval) }},
 	{"MASTHEAD_SHUTDOWN_TIMEOUT", "shutdown-timeout", "grace period for in-flight requests on stop: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.ShutdownTimeout) }},
 	{"MASTHEAD_STORAGE_DIR", "storage-dir", "folder holding bucket media when no S3 endpoint is set", func(c *Config) flag.Value { return (*stringValue)(&c.StorageDir) }},
@@ -217,6 +237,12 @@ func (c Config) Validate() error {
 	}
 	if c.JWTExp < 30*time.Second {
 		errs = append(errs, errors.New("config: MASTHEAD_JWT_EXP must be at least 30 seconds"))
+	}
+	if c.BodyIdleTimeout <= 0 || c.RequestTimeout <= 0 || c.UploadTimeout <= 0 {
+		errs = append(errs, errors.New("config: MASTHEAD_BODY_IDLE_TIMEOUT, MASTHEAD_REQUEST_TIMEOUT and MASTHEAD_UPLOAD_TIMEOUT must be positive"))
+	}
+	if c.BodyMinRate < 0 || c.MaxConnections < 1 {
+		errs = append(errs, errors.New("config: MASTHEAD_BODY_MIN_RATE must not be negative and MASTHEAD_MAX_CONNECTIONS must be at least 1"))
 	}
 	if c.SchedulerInterval < 100*time.Millisecond {
 		errs = append(errs, errors.New("config: MASTHEAD_SCHEDULER_INTERVAL must be at least 100ms"))

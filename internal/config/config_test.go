@@ -143,3 +143,17 @@ func TestIssuer(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultBodyLimitsCutTrickles: with the defaults, a body trickled a byte every 5 s is cut
+// within 30 s (the idle gap, then the minimum rate), while a phone uploading at 10 kB/s is not.
+func TestDefaultBodyLimitsCutTrickles(t *testing.T) {
+	t.Parallel()
+	c := Default()
+	if c.BodyIdleTimeout > 15*time.Second || c.BodyMinRate <= 0 || c.BodyMinRate > 10_000 {
+		t.Errorf("idle %s, min rate %d B/s", c.BodyIdleTimeout, c.BodyMinRate)
+	}
+	// a byte per 5 s averages 0.2 B/s: under the minimum once the grace (one idle gap) is over
+	if cut := c.BodyIdleTimeout + 5*time.Second; cut > 30*time.Second {
+		t.Errorf("a trickle is cut only after %s", cut)
+	}
+}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
+	"golang.org/x/net/netutil"
 
 	"masthead/handlers"
 	"masthead/internal/auth"
@@ -93,7 +94,7 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 	e.HideBanner, e.HidePort = true, true
 	e.IPExtractor = ipExtractor(s.cfg.TrustedProxies)
 	e.HTTPErrorHandler = s.httpError
-	e.Use(requestID, s.accessLog, s.recover, cors(), bodyLimit)
+	e.Use(requestID, s.accessLog, s.recover, cors(), s.guardBody, bodyLimit)
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
@@ -227,6 +228,10 @@ func (s *Server) Run(ctx context.Context) error {
 	return s.Serve(ctx, ln)
 }
 
+// limitListener caps the connections held open at once: past the cap, new ones wait in the
+// kernel's backlog instead of taking file descriptors the process needs.
+func limitListener(ln net.Listener, n int) net.Listener { return netutil.LimitListener(ln, n) }
+
 // Serve serves on ln until ctx ends; in-flight requests then get ShutdownTimeout to finish.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
@@ -253,7 +258,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer signal.Stop(hup)
 	go s.reloadOnHangup(listenCtx, hup)
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(limitListener(ln, s.cfg.MaxConnections)) }()
 	s.log.Info("server: listening", "addr", ln.Addr().String(), "public_url", s.cfg.BaseURL())
 	select {
 	case err := <-errc:

@@ -1,0 +1,134 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Slow clients. The header has ReadHeaderTimeout; a body must keep arriving. Without this, a
+// body trickled a byte every few seconds holds its connection, its file descriptor and often a
+// database connection forever, on routes that need no sign-in.
+//
+// Every body read extends the connection's read deadline by the idle gap, never past the
+// request's ceiling for its route class; after a grace period the body must also average a
+// minimum rate. Writes get a deadline per route class too, long enough for a large download.
+// The dashboard's in-process calls (client.InProcess) have no connection, so there is nothing
+// to guard and the deadlines are skipped.
+
+// errSlowBody is what a handler's body read returns once the client is cut off.
+var errSlowBody = errors.New("server: the request body arrived too slowly")
+
+// guardBody applies the limits to every request with a body.
+func (s *Server) guardBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		rc := http.NewResponseController(c.Response().Writer)
+		ceiling, write := s.cfg.RequestTimeout, s.cfg.RequestTimeout
+		if isTransfer(r) {
+			ceiling, write = s.cfg.UploadTimeout, s.cfg.UploadTimeout
+		}
+		start := time.Now()
+		// A response must be written within the class's ceiling (a download of a large image
+		// at a modest speed fits; a reader that stops reading does not hold the connection).
+		// Event streams (MCP's) are meant to stay open and get none.
+		if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+			_ = rc.SetWriteDeadline(start.Add(write))
+		}
+		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+			return next(c)
+		}
+		g := &guardedBody{body: r.Body, rc: rc, start: start, end: start.Add(ceiling),
+			idle: s.cfg.BodyIdleTimeout, minRate: s.cfg.BodyMinRate, grace: s.cfg.BodyIdleTimeout}
+		if err := g.extend(); errors.Is(err, http.ErrNotSupported) {
+			return next(c) // in process: no connection, nothing trickles
+		}
+		r.Body = g
+		err := next(c)
+		if g.tripped() {
+			// Close rather than read the rest of the body, which net/http would otherwise try
+			// before answering.
+			c.Response().Header().Set("Connection", "close")
+			_ = rc.SetReadDeadline(time.Now())
+			if !c.Response().Committed {
+				return echo.NewHTTPError(http.StatusRequestTimeout, errSlowBody.Error())
+			}
+			return err
+		}
+		// Whatever of the body the handler left unread is discarded by net/http within one
+		// more idle gap; the next request's header has ReadHeaderTimeout.
+		_ = rc.SetReadDeadline(time.Now().Add(s.cfg.BodyIdleTimeout))
+		return err
+	}
+}
+
+// isTransfer says whether r moves an object (upload or download), which may take minutes.
+func isTransfer(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/storage/v1/object/")
+}
+
+// guardedBody is a request body whose every read must come within idle of the last and
+// before end, and which must average minRate bytes a second once grace has passed.
+type guardedBody struct {
+	body    io.ReadCloser
+	rc      *http.ResponseController
+	start   time.Time
+	end     time.Time
+	idle    time.Duration
+	minRate int
+	grace   time.Duration
+	mu      sync.Mutex
+	n       int64
+	cut     bool
+}
+
+func (g *guardedBody) extend() error {
+	d := time.Now().Add(g.idle)
+	if d.After(g.end) {
+		d = g.end
+	}
+	return g.rc.SetReadDeadline(d)
+}
+
+func (g *guardedBody) Read(p []byte) (int, error) {
+	if g.tripped() {
+		return 0, errSlowBody
+	}
+	if err := g.extend(); err != nil {
+		return 0, err
+	}
+	n, err := g.body.Read(p)
+	g.mu.Lock()
+	g.n += int64(n)
+	elapsed := time.Since(g.start)
+	slow := g.minRate > 0 && elapsed > g.grace && float64(g.n) < float64(g.minRate)*elapsed.Seconds()
+	if err != nil && !errors.Is(err, io.EOF) && isTimeout(err) {
+		slow = true
+	}
+	if slow {
+		g.cut = true
+	}
+	g.mu.Unlock()
+	if slow && !errors.Is(err, io.EOF) {
+		return n, errSlowBody
+	}
+	return n, err
+}
+
+func (g *guardedBody) tripped() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.cut
+}
+
+func (g *guardedBody) Close() error { return g.body.Close() }
+
+func isTimeout(err error) bool {
+	var ne interface{ Timeout() bool }
+	return errors.As(err, &ne) && ne.Timeout()
+}
