@@ -25,6 +25,7 @@ type fixture struct {
 	collA  string
 	collB  string
 	mediaA string
+	mediaB string       // a second media item of A, never attached by the fixture
 	seq    atomic.Int64 // unique titles
 }
 
@@ -60,6 +61,7 @@ func newFixture(t testing.TB) *fixture {
 	mustScan(t, own.QueryRow(ctx, `insert into collections (project_id, slug, name) values ($1, 'news', 'News') returning id`, f.projA), &f.collA)
 	mustScan(t, own.QueryRow(ctx, `insert into collections (project_id, slug, name) values ($1, 'news', 'News') returning id`, f.projB), &f.collB)
 	mustScan(t, own.QueryRow(ctx, `insert into media (project_id, storage_path, mime_type) values ($1, 'proj-a/a.png', 'image/png') returning id`, f.projA), &f.mediaA)
+	mustScan(t, own.QueryRow(ctx, `insert into media (project_id, storage_path, mime_type) values ($1, 'proj-a/b2.png', 'image/png') returning id`, f.projA), &f.mediaB)
 	return f
 }
 
