@@ -57,6 +57,7 @@ var intentWords = map[string]string{
 	"publish":         "published it",
 	"archive":         "archived it",
 	"restore":         "restored it",
+	"reopen":          "reopened it to draft",
 }
 
 // viaWords explain how a change was made.

@@ -60,8 +60,9 @@ func TestOffered(t *testing.T) {
 		{"viewer", "reviewing", false, nil},
 		{"reviewer", "reviewing", true, []string{"request_changes", "add_review"}},
 		{"editor", "draft", true, []string{"submit_for_review"}},
-		{"lead", "approved", false, []string{"schedule", "publish_now", "archive", "add_review"}},
-		{"lead", "scheduled", false, []string{"schedule", "publish_now", "unschedule", "add_review"}},
+		{"lead", "approved", false, []string{"schedule", "publish_now", "reopen", "archive", "add_review"}},
+		{"lead", "scheduled", false, []string{"schedule", "publish_now", "unschedule", "reopen", "add_review"}},
+		{"editor", "approved", true, nil},
 		{"owner", "archived", false, []string{"restore", "add_review"}},
 		{"editor", "published", false, nil},
 	}

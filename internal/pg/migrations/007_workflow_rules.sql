@@ -269,7 +269,8 @@ end $$;
 -- The bump is an update as the caller that changes nothing: the guard raises the version and
 -- sees no content or status change, so it neither refuses nor recurses. A publication the
 -- caller cannot see is skipped: its rows are being removed with it (a cascade), or the insert
--- is refused as not found by the fill trigger.
+-- is refused as not found by the fill trigger. So is a caller whose role may not write these
+-- rows at all: row-level security refuses them for that reason, which is the one they can act on.
 create function app.content_frozen() returns trigger
 language plpgsql set search_path = ''
 as $$
@@ -277,6 +278,7 @@ declare
   v_ids    uuid[] := '{}';
   v_id     uuid;
   v_status text;
+  v_project uuid;
   v_what   text := case tg_table_name when 'promos' then 'promos' else 'media links' end;
 begin
   if tg_op <> 'DELETE' then
@@ -286,8 +288,10 @@ begin
     v_ids := v_ids || old.publication_id;
   end if;
   foreach v_id in array v_ids loop
-    select p.status into v_status from public.publications p where p.id = v_id;
+    select p.status, p.project_id into v_status, v_project from public.publications p where p.id = v_id;
     continue when not found;
+    continue when current_user = 'authenticated'
+                  and coalesce(app.member_role(v_project), '') not in ('editor', 'lead', 'owner');
     if v_status not in ('draft', 'changes_requested') then
       raise exception using errcode = 'PT409',
         message = format('%s can only change while the publication is a draft or has changes requested; this publication is %s',
