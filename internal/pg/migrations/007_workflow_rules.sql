@@ -271,6 +271,8 @@ end $$;
 -- caller cannot see is skipped: its rows are being removed with it (a cascade), or the insert
 -- is refused as not found by the fill trigger. So is a caller whose role may not write these
 -- rows at all: row-level security refuses them for that reason, which is the one they can act on.
+-- Only clients (role authenticated) are held: the database owner, which bypasses row-level
+-- security anyway, writes fixtures and repairs without moving versions.
 create function app.content_frozen() returns trigger
 language plpgsql set search_path = ''
 as $$
@@ -281,6 +283,9 @@ declare
   v_project uuid;
   v_what   text := case tg_table_name when 'promos' then 'promos' else 'media links' end;
 begin
+  if current_user <> 'authenticated' then
+    return case when tg_op = 'DELETE' then old else new end;
+  end if;
   if tg_op <> 'DELETE' then
     v_ids := v_ids || new.publication_id;
   end if;
@@ -290,8 +295,7 @@ begin
   foreach v_id in array v_ids loop
     select p.status, p.project_id into v_status, v_project from public.publications p where p.id = v_id;
     continue when not found;
-    continue when current_user = 'authenticated'
-                  and coalesce(app.member_role(v_project), '') not in ('editor', 'lead', 'owner');
+    continue when coalesce(app.member_role(v_project), '') not in ('editor', 'lead', 'owner');
     if v_status not in ('draft', 'changes_requested') then
       raise exception using errcode = 'PT409',
         message = format('%s can only change while the publication is a draft or has changes requested; this publication is %s',
