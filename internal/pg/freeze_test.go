@@ -393,3 +393,32 @@ func TestAuthorID(t *testing.T) {
 		t.Fatalf("default author %s", author)
 	}
 }
+
+// TestDeletingAttachedMedia: deleting a media item is a change to every publication showing it:
+// refused while one of them is frozen, and a version bump for each draft otherwise.
+func TestDeletingAttachedMedia(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var media string
+	mustScan(t, f.db.Owner(t).QueryRow(context.Background(),
+		`insert into media (project_id, storage_path, mime_type) values ($1, 'proj-a/c.png', 'image/png') returning id`, f.projA), &media)
+	draft := f.draft(t, "Shows C")
+	if _, err := f.exec("editorA", `insert into publication_media (publication_id, media_id) values ($1, $2)`, draft, media); err != nil {
+		t.Fatal(err)
+	}
+	_, v := f.statusOf(t, draft)
+	approved := f.dressedIn(t, "approved") // shows media A
+	before := f.content(t, approved)
+	if _, err := f.exec("editorA", `delete from media where id = $1`, f.mediaA); sqlstate(err) != "PT409" {
+		t.Errorf("deleting media shown by an approved publication: %v, want PT409", err)
+	}
+	if after := f.content(t, approved); after != before {
+		t.Errorf("refusal changed %q to %q", before, after)
+	}
+	if n, err := f.exec("editorA", `delete from media where id = $1`, media); err != nil || n != 1 {
+		t.Fatalf("deleting media shown by a draft: %d %v", n, err)
+	}
+	if _, v2 := f.statusOf(t, draft); v2 != v+1 {
+		t.Errorf("draft version %d after its media was deleted, want %d", v2, v+1)
+	}
+}
