@@ -204,17 +204,7 @@ func (s step) args() []any {
 func (f *fixture) inStatus(t *testing.T, status string) string {
 	t.Helper()
 	id := f.draft(t, fmt.Sprintf("In %s %d", status, f.seq.Add(1)))
-	for _, s := range paths[status] {
-		var err error
-		if s.fn == "schedule" {
-			_, _, err = f.rpcSchedule(s.user, id, s.arg)
-		} else {
-			_, _, err = f.rpc(s.user, s.fn, id, s.args()...)
-		}
-		if err != nil {
-			t.Fatalf("walking to %s: %s by %s: %v", status, s.fn, s.user, err)
-		}
-	}
+	f.walk(t, id, status)
 	return id
 }
 

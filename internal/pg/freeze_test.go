@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"masthead/internal/pg"
 )
@@ -420,5 +421,31 @@ func TestDeletingAttachedMedia(t *testing.T) {
 	}
 	if _, v2 := f.statusOf(t, draft); v2 != v+1 {
 		t.Errorf("draft version %d after its media was deleted, want %d", v2, v+1)
+	}
+}
+
+// TestScheduleHorizonSetting: the horizon is the database setting masthead.schedule_horizon
+// when one is set (here for the database, as an operator would), five years otherwise.
+func TestScheduleHorizonSetting(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.db.Owner(t).Exec(ctx, `do $$ begin
+		execute format('alter database %I set masthead.schedule_horizon = %L', current_database(), '10 years'); end $$`); err != nil {
+		t.Fatal(err)
+	}
+	// Settings of a database apply to connections opened after the change.
+	pool, err := pgxpool.New(ctx, f.db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	id := f.inStatus(t, "approved")
+	err = pg.WithCaller(ctx, pool, f.caller("leadA"), pg.ReadWrite, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `select schedule($1, now() + interval '8 years')`, id)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("8 years ahead with a 10-year horizon: %v", err)
 	}
 }
