@@ -12,13 +12,17 @@ import (
 	"masthead/internal/pg"
 )
 
-// dress gives a draft a promo on x and media item A, as its editor.
+// dress gives a draft a promo on linkedin (not one of the project's default channels, which
+// readiness fills) and media item A, with alt text, as its editor.
 func (f *fixture) dress(t *testing.T, pub string) {
 	t.Helper()
-	if _, err := f.exec("editorA", `insert into promos (publication_id, channel, body) values ($1, 'x', 'hi')`, pub); err != nil {
+	if _, err := f.exec("editorA", `insert into promos (publication_id, channel, body) values ($1, 'linkedin', 'hi')`, pub); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.exec("editorA", `insert into publication_media (publication_id, media_id) values ($1, $2)`, pub, f.mediaA); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.exec("editorA", `update media set alt_text = 'A harbour at dawn' where id = $1`, f.mediaA); err != nil {
 		t.Fatal(err)
 	}
 }
