@@ -453,3 +453,19 @@ func TestScheduleHorizonSetting(t *testing.T) {
 		t.Fatalf("8 years ahead with a 10-year horizon: %v", err)
 	}
 }
+
+// TestLongIdentityNames: a sign-up or provider name over the bound is cut to it, so signing in
+// never fails on it; the profile stays within its CHECK.
+func TestLongIdentityNames(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var name string
+	if _, err := f.db.Owner(t).Exec(context.Background(),
+		`insert into auth.users (email, raw_user_meta_data) values ('long@example.test', jsonb_build_object('name', repeat('N', 5000)))`); err != nil {
+		t.Fatal(err)
+	}
+	mustScan(t, f.db.Owner(t).QueryRow(context.Background(), `select display_name from profiles p join auth.users u on u.id = p.id where u.email = 'long@example.test'`), &name)
+	if len(name) != 100 {
+		t.Fatalf("display name of %d characters, want 100", len(name))
+	}
+}

@@ -371,6 +371,20 @@ end $$;
 -------------------------------------------------------------------------------------------------
 -- Bounds. A CHECK is named for its column and bound, so the 400 names both.
 
+-- A profile made from an identity (a sign-up's or an upstream provider's name) is cut to the
+-- bound rather than refusing the sign-in; a person editing their own name meets the CHECK.
+create or replace function app.sync_profile() returns trigger
+language plpgsql security definer set search_path = ''
+as $$
+begin
+  insert into public.profiles (id, email, display_name)
+  values (new.id, new.email,
+          left(coalesce(nullif(new.raw_user_meta_data ->> 'name', ''), split_part(new.email, '@', 1)), 100))
+  on conflict (id) do update set email = excluded.email, display_name = excluded.display_name;
+  return new;
+end $$;
+update public.profiles set display_name = left(display_name, 100) where char_length(display_name) > 100;
+
 alter table public.profiles
   add constraint display_name_at_most_100_chars check (char_length(display_name) <= 100);
 alter table public.collections
