@@ -51,10 +51,13 @@ func (a *App) act(c echo.Context) error {
 			echoed.whenErr = "Choose a time in the future."
 		}
 	}
-	if (rpc == client.RPCRequestChanges || rpc == client.RPCAddReview) && f.Note == "" {
+	if (rpc == client.RPCRequestChanges || rpc == client.RPCAddReview || rpc == client.RPCReopen) && f.Note == "" {
 		echoed.noteErr = "Write a note: say what needs to change."
-		if rpc == client.RPCAddReview {
+		switch rpc {
+		case client.RPCAddReview:
 			echoed.noteErr = "Write the comment first."
+		case client.RPCReopen:
+			echoed.noteErr = "Write a note: say why it goes back to draft."
 		}
 	}
 	if echoed.whenErr != "" || echoed.noteErr != "" {

@@ -434,6 +434,26 @@ func TestDashboard(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("a lead reopens a scheduled publication with a note", func(t *testing.T) {
+		b := s.browser(t)
+		b.login("lead@northwind.test")
+		target := scheduled[len(scheduled)-1]
+		base := "/p/northwind/publications/" + target.id
+		if !slices.Contains(actionsOf(b.get(base)), "reopen") {
+			t.Fatal("reopen is not offered to the lead")
+		}
+		_, v := s.statusOf(t, target.id)
+		empty := b.post(base+"/actions/reopen", url.Values{"note": {" "}, "expected_version": {itoa(v)}})
+		if empty.status != http.StatusUnprocessableEntity || empty.count(`.field-error`) != 1 {
+			t.Errorf("reopen without a note: %d", empty.status)
+		}
+		done := b.post(base+"/actions/reopen", url.Values{"note": {"The venue changed."}, "expected_version": {itoa(v)}}, htmx("workflow")...)
+		if done.status != http.StatusOK || done.text(`[data-testid="workflow"] [data-testid="status"]`) != "Draft" ||
+			!strings.Contains(done.text(`[data-testid="event"]`), "reopened it to draft") {
+			t.Fatalf("reopen: %d %q", done.status, done.text(`[data-testid="status"]`))
+		}
+	})
 }
 
 // TestSessionRefresh expires the access token by moving the dashboard's clock: the next

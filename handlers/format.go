@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -57,6 +58,7 @@ var intentWords = map[string]string{
 	"publish":         "published it",
 	"archive":         "archived it",
 	"restore":         "restored it",
+	"reopen":          "reopened it to draft",
 }
 
 // viaWords explain how a change was made.
@@ -103,16 +105,21 @@ func (k clock) timePtr(t *time.Time) partials.Time {
 }
 
 // relative says how far t is from now in the largest sensible unit: "3 hours ago", "in 2 days".
+// Any instant PostgreSQL holds may arrive here; past what a Duration spans (about 292 years)
+// the distance is counted in calendar years.
 func relative(t, now time.Time) string {
+	future := t.After(now)
 	d := now.Sub(t)
-	future := d < 0
 	if future {
-		d = -d
+		d = t.Sub(now)
 	}
 	if d < 45*time.Second {
 		return "just now"
 	}
 	s := span(d)
+	if d == math.MaxInt64 {
+		s = strconv.Itoa(max(t.Year()-now.Year(), now.Year()-t.Year())) + " years"
+	}
 	if future {
 		return "in " + s
 	}
@@ -145,7 +152,8 @@ func span(d time.Duration) string {
 
 // dayRelative names a calendar day against today: "today", "tomorrow", "in 5 days", "2 days ago".
 func dayRelative(day, today time.Time) string {
-	n := int(day.Sub(today).Round(24*time.Hour) / (24 * time.Hour))
+	// Seconds, not a Duration, so distant dates do not saturate.
+	n := int(math.Round(float64(day.Unix()-today.Unix()) / 86400))
 	switch {
 	case n == 0:
 		return "today"

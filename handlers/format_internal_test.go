@@ -60,8 +60,9 @@ func TestOffered(t *testing.T) {
 		{"viewer", "reviewing", false, nil},
 		{"reviewer", "reviewing", true, []string{"request_changes", "add_review"}},
 		{"editor", "draft", true, []string{"submit_for_review"}},
-		{"lead", "approved", false, []string{"schedule", "publish_now", "archive", "add_review"}},
-		{"lead", "scheduled", false, []string{"schedule", "publish_now", "unschedule", "add_review"}},
+		{"lead", "approved", false, []string{"schedule", "publish_now", "reopen", "archive", "add_review"}},
+		{"lead", "scheduled", false, []string{"schedule", "publish_now", "unschedule", "reopen", "add_review"}},
+		{"editor", "approved", true, nil},
 		{"owner", "archived", false, []string{"restore", "add_review"}},
 		{"editor", "published", false, nil},
 	}
@@ -89,5 +90,33 @@ func TestReadiness(t *testing.T) {
 	}
 	if r := readiness([]string{"x"}, promos[:1]); !r.OK || r.Label != "1 of 1 promos ready" {
 		t.Errorf("readiness = %+v", r)
+	}
+}
+
+// TestTimesAtTheEdges: any instant PostgreSQL can hold formats without a panic and says the
+// right direction and size, past what a time.Duration spans.
+func TestTimesAtTheEdges(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	k := newClock("Europe/Berlin", now)
+	cases := []struct {
+		at                 time.Time
+		iso, rel, abs, day string
+	}{
+		{time.Date(12345, 1, 1, 0, 0, 0, 0, time.UTC), "12345-01-01T00:00:00Z", "in 10319 years", "Mon 1 Jan 12345, 01:00 CET", "in 3768817 days"},
+		{time.Date(294276, 12, 31, 23, 59, 59, 0, time.UTC), "294276-12-31T23:59:59Z", "in 292250 years", "Mon 1 Jan 294277, 00:59 CET", ""},
+		{time.Date(-4712, 1, 1, 0, 0, 0, 0, time.UTC), "-4712-01-01T00:00:00Z", "6738 years ago", "", ""},
+		{now.Add(3 * time.Hour), "2026-05-01T15:00:00Z", "in 3 hours", "Fri 1 May 2026, 17:00 CEST", "today"},
+	}
+	for _, c := range cases {
+		got := k.time(c.at)
+		if got.ISO != c.iso || got.Relative != c.rel || (c.abs != "" && got.Absolute != c.abs) {
+			t.Errorf("time(%v) = %+v, want %s / %s / %s", c.at, got, c.iso, c.rel, c.abs)
+		}
+		if c.day != "" {
+			if d := dayRelative(c.at.Truncate(24*time.Hour), now.Truncate(24*time.Hour)); d != c.day {
+				t.Errorf("dayRelative(%v) = %q, want %q", c.at, d, c.day)
+			}
+		}
 	}
 }

@@ -38,6 +38,7 @@ var steps = []step{
 	{rpc: client.RPCSchedule, label: "Reschedule", from: []string{"scheduled"}, roles: leadPlus, schedule: true, done: "Rescheduled."},
 	{rpc: client.RPCPublishNow, label: "Publish now", from: []string{"approved", "scheduled"}, roles: leadPlus, done: "Published."},
 	{rpc: client.RPCUnschedule, label: "Unschedule", from: []string{"scheduled"}, roles: leadPlus, done: "Unscheduled; it is approved and waiting for a date."},
+	{rpc: client.RPCReopen, label: "Reopen to draft", from: []string{"approved", "scheduled"}, roles: leadPlus, note: "required", done: "Reopened to draft; it can be edited again."},
 	{rpc: client.RPCWithdraw, label: "Withdraw to draft", from: []string{"reviewing", "changes_requested"}, roles: editorPlus, note: "optional", done: "Withdrawn to draft."},
 	{rpc: client.RPCRestore, label: "Restore to draft", from: []string{"archived"}, roles: leadPlus, done: "Restored to draft."},
 	{rpc: client.RPCArchive, label: "Archive", from: []string{"draft", "approved", "published"}, roles: leadPlus, note: "optional", style: "danger", done: "Archived."},

@@ -163,6 +163,7 @@ const (
 	RPCPublishNow     = "publish_now"
 	RPCArchive        = "archive"
 	RPCRestore        = "restore"
+	RPCReopen         = "reopen"
 	RPCAddReview      = "add_review"
 )
 
@@ -181,7 +182,7 @@ type TransitionArgs struct {
 func (c *Client) Transition(ctx context.Context, accessToken, rpc string, a TransitionArgs) (*Publication, error) {
 	args := map[string]any{"publication_id": a.PublicationID}
 	switch rpc {
-	case RPCSubmit, RPCWithdraw, RPCApprove, RPCRequestChanges, RPCArchive:
+	case RPCSubmit, RPCWithdraw, RPCApprove, RPCRequestChanges, RPCArchive, RPCReopen:
 		args["note"] = a.Note
 	case RPCSchedule:
 		args["scheduled_for"] = a.ScheduledFor.UTC().Format(time.RFC3339)

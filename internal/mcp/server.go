@@ -138,7 +138,7 @@ func New(cfg Config) (*Server, error) {
 }
 
 // instructions is what a model reads about the server as a whole when it connects.
-const instructions = `Masthead is an editorial workflow: publications move draft → reviewing → approved → scheduled → published (or changes_requested, archived). You act as the person who connected you, with their role in each project; the service refuses what they may not do.
+const instructions = `Masthead is an editorial workflow: publications move draft → reviewing → approved → scheduled → published (or changes_requested, archived). You act as the person who connected you, with their role in each project; the service refuses what they may not do. Text, promos and media change only while a publication is a draft or has changes requested; a lead can reopen an approved or scheduled one to draft.
 Start with list_projects to learn the projects, your role in each and their collections. Find work with search_publications, review_queue or list_schedule, read one with get_publication, then act with the workflow tools (named after the workflow's own functions) or upsert_promo. Pass the version you last saw as expected_version so a change made meanwhile by someone else is refused instead of overwritten. Every result has a url to the same item in the dashboard; give it to the person.`
 
 // Handler serves /mcp (token required) for use outside Echo.

@@ -75,8 +75,8 @@ func TestJourney(t *testing.T) {
 		}
 	}
 	want := []string{"add_review", "approve", "archive", "compare_rounds", "get_changes_since_last_review", "get_publication",
-		"list_projects", "list_schedule", "publish_now", "readiness", "request_changes", "restore", "review_queue", "schedule",
-		"search_publications", "submit_for_review", "unschedule", "upsert_promo", "withdraw"}
+		"list_projects", "list_schedule", "publish_now", "readiness", "reopen", "request_changes", "restore", "review_queue",
+		"schedule", "search_publications", "submit_for_review", "unschedule", "upsert_promo", "withdraw"}
 	slices.Sort(names)
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools = %v\nwant %v", names, want)
@@ -117,13 +117,7 @@ func TestJourney(t *testing.T) {
 		t.Fatalf("list_schedule = %+v", sched)
 	}
 
-	// Draft → review, then a promo, then a read that shows both.
-	var moved mcp.TransitionOut
-	mustOK(t, "submit_for_review", call(t, editor, "submit_for_review",
-		map[string]any{"publication_id": s.pubs["Harbour reopens"], "note": "please check the dates", "expected_version": 1}, &moved))
-	if moved.Publication.Status != "reviewing" || moved.Publication.Version != 2 || !strings.Contains(moved.Message, "in review") {
-		t.Fatalf("submit_for_review = %+v", moved)
-	}
+	// A promo while it is a draft, then review, then a read that shows both.
 	var promo mcp.PromoOut
 	mustOK(t, "upsert_promo", call(t, editor, "upsert_promo", map[string]any{
 		"publication_id": s.pubs["Harbour reopens"], "channel": "x", "body": "The harbour is open again.",
@@ -146,9 +140,16 @@ func TestJourney(t *testing.T) {
 	if !res.IsError || !strings.Contains(text(res), "bluesky") {
 		t.Fatalf("unknown channel: %v %s", res.IsError, text(res))
 	}
-
+	// Readiness wants a promo for every default channel before it goes live.
 	mustOK(t, "upsert_promo", call(t, editor, "upsert_promo", map[string]any{
 		"publication_id": s.pubs["Harbour reopens"], "channel": "bluesky", "body": "The harbour is open again."}, &promo))
+	// Each saved promo bumped the version (1 → 4); the refused ones did not.
+	var moved mcp.TransitionOut
+	mustOK(t, "submit_for_review", call(t, editor, "submit_for_review",
+		map[string]any{"publication_id": s.pubs["Harbour reopens"], "note": "please check the dates", "expected_version": 4}, &moved))
+	if moved.Publication.Status != "reviewing" || moved.Publication.Version != 5 || !strings.Contains(moved.Message, "in review") {
+		t.Fatalf("submit_for_review = %+v", moved)
+	}
 
 	reviewer := s.connect(t, "reviewer")
 	mustOK(t, "approve", call(t, reviewer, "approve",
@@ -377,5 +378,60 @@ func TestTwoProjects(t *testing.T) {
 		"scheduled_for": time.Now().Add(time.Hour).Format(time.RFC3339)}, nil)
 	if !res.IsError || !strings.HasPrefix(text(res), "Not allowed") {
 		t.Errorf("reviewer scheduled in northwind: %v %q", res.IsError, text(res))
+	}
+}
+
+// TestFrozenAndReopen: upsert_promo is refused once a publication left the editor's hands,
+// with nothing saved; reopen (lead+, note required) hands it back, and the promo then saves.
+// Dates beyond the schedule horizon are refused as invalid.
+func TestFrozenAndReopen(t *testing.T) {
+	s := newStack(t)
+	editor := s.connect(t, "editor")
+	lead := s.connect(t, "lead")
+	promo := map[string]any{"publication_id": s.pubs["Ferry strike ends"], "channel": "x", "body": "Ferries run again."}
+	for _, title := range []string{"Tide tables", "Ferry strike ends", "Lighthouse gala"} { // in review, approved, scheduled
+		args := map[string]any{"publication_id": s.pubs[title], "channel": "x", "body": "Sneaky edit."}
+		res := call(t, editor, "upsert_promo", args, nil)
+		if !res.IsError || !strings.Contains(text(res), "romos can only change while the publication is a draft") {
+			t.Fatalf("upsert_promo on %s: %v %s", title, res.IsError, text(res))
+		}
+	}
+	for _, tc := range []struct {
+		sess *sdk.ClientSession
+		args map[string]any
+		want string
+	}{
+		{editor, map[string]any{"publication_id": s.pubs["Ferry strike ends"], "note": "typo"}, "Not allowed: An editor cannot reopen publications."},
+		{lead, map[string]any{"publication_id": s.pubs["Ferry strike ends"], "note": " "}, "note is required"},
+		{lead, map[string]any{"publication_id": s.pubs["Tide tables"], "note": "typo"}, "Cannot reopen: the publication is in review."},
+	} {
+		if res := call(t, tc.sess, "reopen", tc.args, nil); !res.IsError || !strings.Contains(text(res), tc.want) {
+			t.Errorf("reopen %v: %v %q, want %q", tc.args, res.IsError, text(res), tc.want)
+		}
+	}
+	res := call(t, lead, "schedule", map[string]any{"publication_id": s.pubs["Ferry strike ends"],
+		"scheduled_for": time.Now().AddDate(10, 0, 0).UTC().Format(time.RFC3339)}, nil)
+	if !res.IsError || !strings.Contains(text(res), "within 5 years") {
+		t.Errorf("schedule 10 years ahead: %v %q", res.IsError, text(res))
+	}
+	var detail mcp.PublicationDetail
+	mustOK(t, "get_publication", call(t, editor, "get_publication", map[string]any{"publication_id": s.pubs["Ferry strike ends"]}, &detail))
+	if detail.Status != "approved" || len(detail.Promos) != 0 {
+		t.Fatalf("a refusal changed something: %+v", detail)
+	}
+
+	var moved mcp.TransitionOut
+	mustOK(t, "reopen", call(t, lead, "reopen", map[string]any{"publication_id": s.pubs["Lighthouse gala"],
+		"note": "the venue changed", "expected_version": 4}, &moved))
+	if moved.Publication.Status != "draft" || moved.Publication.ScheduledFor != nil || moved.Publication.Version != 5 {
+		t.Fatalf("reopen = %+v", moved)
+	}
+	promo["publication_id"] = s.pubs["Lighthouse gala"]
+	var out mcp.PromoOut
+	mustOK(t, "upsert_promo", call(t, editor, "upsert_promo", promo, &out))
+	mustOK(t, "get_publication", call(t, editor, "get_publication", map[string]any{"publication_id": s.pubs["Lighthouse gala"]}, &detail))
+	saved := slices.ContainsFunc(detail.Promos, func(p mcp.Promo) bool { return p.Channel == "x" && p.Body == "Ferries run again." })
+	if detail.Version != 6 || !saved || detail.History[0].To != "draft" || detail.History[0].Note != "the venue changed" {
+		t.Fatalf("after reopen and a promo: %+v", detail)
 	}
 }

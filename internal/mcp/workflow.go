@@ -50,7 +50,7 @@ type requiredNoteArgs struct {
 
 func (a requiredNoteArgs) args() (map[string]any, error) {
 	if strings.TrimSpace(a.Note) == "" {
-		return nil, refuse("Invalid request: note is required; say what needs to change.")
+		return nil, refuse("Invalid request: note is required; say why.")
 	}
 	m := map[string]any{"publication_id": a.PublicationID, "note": a.Note}
 	withVersion(m, a.ExpectedVersion)
@@ -124,6 +124,9 @@ func (s *Server) addWorkflowTools() {
 			"restore brings it back as a draft.")
 	addTransition[idArgs](s, client.RPCRestore, "Restore from archive", change,
 		"Brings an archived publication back as a draft. Leads and owners.")
+	addTransition[requiredNoteArgs](s, client.RPCReopen, "Reopen to draft", change,
+		"Takes an approved or scheduled publication back to draft (clearing its date) so its text, promos and media "+
+			"can change again; it must then be submitted and approved anew. Leads and owners; the note, saying why, is required.")
 
 	addTool(s, &sdk.Tool{
 		Name:  client.RPCAddReview,
@@ -150,8 +153,12 @@ func addTransition[In rpcArgs](s *Server, rpc, title string, ann *sdk.ToolAnnota
 		}
 		if n := p["note"]; n != nil {
 			n.Description = descNote
-			if rpc == client.RPCRequestChanges {
+			switch rpc {
+			case client.RPCRequestChanges:
 				n.Description = "what must change before it can be approved; the author reads this"
+				n.MinLength = jsonschema.Ptr(1)
+			case client.RPCReopen:
+				n.Description = "why it goes back to draft; recorded in the publication's history"
 				n.MinLength = jsonschema.Ptr(1)
 			}
 		}

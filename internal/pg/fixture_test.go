@@ -25,6 +25,7 @@ type fixture struct {
 	collA  string
 	collB  string
 	mediaA string
+	mediaB string       // a second media item of A, never attached by the fixture
 	seq    atomic.Int64 // unique titles
 }
 
@@ -60,6 +61,7 @@ func newFixture(t testing.TB) *fixture {
 	mustScan(t, own.QueryRow(ctx, `insert into collections (project_id, slug, name) values ($1, 'news', 'News') returning id`, f.projA), &f.collA)
 	mustScan(t, own.QueryRow(ctx, `insert into collections (project_id, slug, name) values ($1, 'news', 'News') returning id`, f.projB), &f.collB)
 	mustScan(t, own.QueryRow(ctx, `insert into media (project_id, storage_path, mime_type) values ($1, 'proj-a/a.png', 'image/png') returning id`, f.projA), &f.mediaA)
+	mustScan(t, own.QueryRow(ctx, `insert into media (project_id, storage_path, mime_type) values ($1, 'proj-a/b2.png', 'image/png') returning id`, f.projA), &f.mediaB)
 	return f
 }
 
@@ -205,17 +207,7 @@ func (f *fixture) inStatus(t *testing.T, status string) string {
 	if status == "approved" || status == "scheduled" || status == "published" {
 		f.makeReady(t, id)
 	}
-	for _, s := range paths[status] {
-		var err error
-		if s.fn == "schedule" {
-			_, _, err = f.rpcSchedule(s.user, id, s.arg)
-		} else {
-			_, _, err = f.rpc(s.user, s.fn, id, s.args()...)
-		}
-		if err != nil {
-			t.Fatalf("walking to %s: %s by %s: %v", status, s.fn, s.user, err)
-		}
-	}
+	f.walk(t, id, status)
 	return id
 }
 

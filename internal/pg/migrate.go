@@ -19,7 +19,11 @@ const versionTable = "app.schema_version"
 
 // Migrate applies every embedded migration that has not run yet, in order, each in its own
 // transaction. url must name a role that owns the schema (the cluster superuser in dev).
-func Migrate(ctx context.Context, url string) error {
+func Migrate(ctx context.Context, url string) error { return MigrateTo(ctx, url, -1) }
+
+// MigrateTo applies migrations up to and including version, or all of them when version is
+// negative. Tests use it to put data in front of a migration that must repair it.
+func MigrateTo(ctx context.Context, url string, version int32) error {
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		return fmt.Errorf("pg: migrate connect: %w", err)
@@ -39,7 +43,12 @@ func Migrate(ctx context.Context, url string) error {
 	if err := m.LoadMigrations(sub); err != nil {
 		return fmt.Errorf("pg: load migrations: %w", err)
 	}
-	if err := m.Migrate(ctx); err != nil {
+	if version < 0 {
+		err = m.Migrate(ctx)
+	} else {
+		err = m.MigrateTo(ctx, version)
+	}
+	if err != nil {
 		return fmt.Errorf("pg: migrate: %w", err)
 	}
 	return nil

@@ -13,10 +13,7 @@ var everyone = []string{"ownerA", "leadA", "editorA", "reviewerA", "viewerA", "o
 func TestReadIsolation(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	pub := f.inStatus(t, "approved") // leaves events, a revision, a review and promos behind
-	if _, err := f.exec("editorA", `insert into publication_media (publication_id, media_id) values ($1, $2)`, pub, f.mediaA); err != nil {
-		t.Fatal(err)
-	}
+	f.dressedIn(t, "approved") // leaves events, a revision, a review, promos and a media link behind
 	tables := map[string]string{
 		"projects":          "select count(*) from projects where id = $1",
 		"project_members":   "select count(*) from project_members where project_id = $1",
@@ -61,13 +58,9 @@ func TestWriteMatrix(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	draft := f.draft(t, "Matrix draft")
-	approved := f.inStatus(t, "approved")
-	if _, err := f.exec("editorA", `insert into promos (publication_id, channel, body) values ($1, 'x', 'hi')`, draft); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.exec("editorA", `insert into publication_media (publication_id, media_id) values ($1, $2)`, draft, f.mediaA); err != nil {
-		t.Fatal(err)
-	}
+	approved := f.dressedIn(t, "approved")
+	reviewing := f.inStatus(t, "reviewing")
+	f.dress(t, draft)
 	editors := "ownerA leadA editorA"
 	reviewers := "ownerA leadA reviewerA"
 	leads := "ownerA leadA"
@@ -100,8 +93,21 @@ func TestWriteMatrix(t *testing.T) {
 		{"promos delete", `delete from promos where publication_id = $1`, []any{draft}, editors},
 		{"media insert", `insert into media (project_id, storage_path, mime_type) values ($1, 'proj-a/b.png', 'image/png')`, []any{f.projA}, editors},
 		{"media update", `update media set alt_text = 'A cat' where id = $1`, []any{f.mediaA}, editors},
-		{"media delete", `delete from media where id = $1`, []any{f.mediaA}, editors},
-		{"publication_media insert", `insert into publication_media (publication_id, media_id, position) values ($1, $2, 1)`, []any{approved, f.mediaA}, editors},
+		{"media delete", `delete from media where id = $1`, []any{f.mediaB}, editors},
+		{"media delete attached to approved", `delete from media where id = $1`, []any{f.mediaA}, ""},
+		{"publication_media insert", `insert into publication_media (publication_id, media_id, position) values ($1, $2, 1)`, []any{draft, f.mediaB}, editors},
+		// Content is frozen once the publication leaves the editor's hands.
+		{"promos insert approved", `insert into promos (publication_id, channel, body) values ($1, 'bluesky', 'hey')`, []any{approved}, ""},
+		{"promos update approved", `update promos set body = 'changed' where publication_id = $1`, []any{approved}, ""},
+		{"promos delete approved", `delete from promos where publication_id = $1`, []any{approved}, ""},
+		{"publication_media insert approved", `insert into publication_media (publication_id, media_id, position) values ($1, $2, 1)`, []any{approved, f.mediaB}, ""},
+		{"publication_media update approved", `update publication_media set position = 3 where publication_id = $1`, []any{approved}, ""},
+		{"publication_media delete approved", `delete from publication_media where publication_id = $1`, []any{approved}, ""},
+		{"publications status to changes_requested", `update publications set status = 'changes_requested' where id = $1`, []any{reviewing}, ""},
+		{"publications status to approved", `update publications set status = 'approved' where id = $1`, []any{reviewing}, reviewers},
+		{"publications reopen directly", `update publications set status = 'draft' where id = $1`, []any{approved}, ""},
+		{"publications insert own author_id", `insert into publications (project_id, title, slug, author_id) values ($1, 'Mine', 'mine', auth.uid())`, []any{f.projA}, editors},
+		{"publications insert other author_id", `insert into publications (project_id, title, slug, author_id) values ($1, 'Forged', 'forged', $2)`, []any{f.projA, f.users["reviewerA"]}, ""},
 		{"publication_media update", `update publication_media set position = 3 where publication_id = $1`, []any{draft}, editors},
 		{"publication_media delete", `delete from publication_media where publication_id = $1`, []any{draft}, editors},
 		{"reviews insert comment", `insert into reviews (publication_id, verdict, notes) values ($1, 'comment', 'nice')`, []any{approved}, reviewers},

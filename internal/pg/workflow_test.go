@@ -69,6 +69,8 @@ func TestLegalTransitions(t *testing.T) {
 		{"approved", "archive", "archived", []string{"ownerA"}, "dropped"},
 		{"published", "archive", "archived", []string{"leadA"}, "outdated"},
 		{"archived", "restore", "draft", []string{"leadA", "ownerA"}, ""},
+		{"approved", "reopen", "draft", []string{"leadA", "ownerA"}, "figures changed"},
+		{"scheduled", "reopen", "draft", []string{"leadA"}, "embargo moved"},
 	}
 	intents := map[string]string{"submit_for_review": "submit", "publish_now": "publish"}
 	for _, c := range cases {
@@ -146,7 +148,7 @@ func TestIllegalTransitionsRefused(t *testing.T) {
 	}
 	fns := map[string]string{"submit_for_review": "submit", "withdraw": "withdraw", "approve": "approve",
 		"request_changes": "request_changes", "unschedule": "unschedule", "publish_now": "publish",
-		"archive": "archive", "restore": "restore", "schedule": "schedule"}
+		"archive": "archive", "restore": "restore", "schedule": "schedule", "reopen": "reopen"}
 	for _, from := range statuses {
 		id := f.inStatus(t, from)
 		for fn, intent := range fns {
@@ -198,6 +200,7 @@ func TestRolesRefused(t *testing.T) {
 		{"scheduled", "unschedule", "approved", []string{"editorA", "reviewerA", "viewerA"}},
 		{"draft", "archive", "archived", []string{"editorA", "reviewerA", "viewerA"}},
 		{"archived", "restore", "draft", []string{"editorA", "reviewerA", "viewerA"}},
+		{"approved", "reopen", "draft", []string{"editorA", "reviewerA", "viewerA"}},
 	}
 	for _, c := range cases {
 		id := f.inStatus(t, c.from)

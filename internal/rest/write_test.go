@@ -47,7 +47,8 @@ func TestInsert(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	delta := f.pubs["Delta (draft)"]
-	gamma := f.pubs["Gamma, with comma"]
+	// Promos change only on drafts, so the bulk inserts go to a second one.
+	gamma := f.draft(t, "editorA", "Kappa draft")
 	runSequential(t, f, []scenario{
 		{"single with representation", call{method: "POST", user: "editorA", path: "/promos?select=channel,body",
 			body: `{"publication_id":"` + delta + `","channel":"x","body":"Delta on X"}`, header: prefer("return=representation")}, 201,
@@ -62,8 +63,8 @@ func TestInsert(t *testing.T) {
 		{"bulk with embed in the representation", call{method: "POST", user: "editorA", path: "/promos?select=channel,publications(title)",
 			body:   `[{"publication_id":"` + gamma + `","channel":"x","body":"1"},{"publication_id":"` + gamma + `","channel":"threads","body":"2"}]`,
 			header: prefer("return=representation")}, 201,
-			wantBody(`[{"channel":"x","publications":{"title":"Gamma, with comma"}}, 
- {"channel":"threads","publications":{"title":"Gamma, with comma"}}]`)},
+			wantBody(`[{"channel":"x","publications":{"title":"Kappa draft"}}, 
+ {"channel":"threads","publications":{"title":"Kappa draft"}}]`)},
 		{"single object accept", call{method: "POST", user: "editorA", path: "/promos?select=channel",
 			body:   `{"publication_id":"` + gamma + `","channel":"mastodon","body":"m"}`,
 			header: map[string]string{"Prefer": "return=representation", "Accept": mediaObject}}, 201, wantBody(`{"channel":"mastodon"}`)},
@@ -107,8 +108,8 @@ func TestInsert(t *testing.T) {
 			body: `{"publication_id":"` + delta + `","channel":"myspace","body":"?"}`}, 409, wantError("23503")},
 		{"viewer may not insert (RLS)", call{method: "POST", user: "viewerA", path: "/promos",
 			body: `{"publication_id":"` + delta + `","channel":"linkedin","body":"?"}`}, 403, wantError("42501")},
-		{"other tenant may not insert into A", call{method: "POST", user: "editorB", path: "/promos",
-			body: `{"project_id":"` + f.projA + `","publication_id":"` + delta + `","channel":"linkedin","body":"?"}`}, 403, wantError("42501")},
+		{"other tenant may not insert into A: not found", call{method: "POST", user: "editorB", path: "/promos",
+			body: `{"project_id":"` + f.projA + `","publication_id":"` + delta + `","channel":"linkedin","body":"?"}`}, 409, wantError("23503")},
 		{"anon may not insert", call{method: "POST", user: "anon", path: "/promos", body: `{"body":"?"}`}, 401, func(t *testing.T, f *fixture, r reply) {
 			wantError("42501")(t, f, r)
 			if w := r.header.Get("WWW-Authenticate"); w != "Bearer" {
@@ -150,7 +151,10 @@ func TestUpdateDelete(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	delta := f.pubs["Delta (draft)"]
-	alpha := f.pubs["Alpha launch"]
+	alpha := f.pubs["Alpha launch"] // in review: its promos are frozen
+	theta := f.draft(t, "editorA", "Theta draft")
+	own := f.db.Owner(t)
+	mustExec(t, own, `insert into promos (publication_id, channel, body) values ($1, 'x', 'Theta on X'), ($1, 'bluesky', 'Theta on Bluesky')`, theta)
 	runSequential(t, f, []scenario{
 		{"patch with representation", call{method: "PATCH", user: "editorA", path: "/publications?id=eq." + delta + "&select=title,version",
 			body: `{"title":"Delta edited"}`, header: prefer("return=representation")}, 200, wantBody(`[{"title":"Delta edited","version":2}]`)},
@@ -164,9 +168,9 @@ func TestUpdateDelete(t *testing.T) {
 					t.Errorf("hint = %v", r.object(t)["hint"])
 				}
 			}},
-		{"patch with limit and order", call{method: "PATCH", user: "editorA", path: "/promos?order=channel&limit=1&select=channel,body",
+		{"patch with limit and order", call{method: "PATCH", user: "editorA", path: "/promos?publication_id=eq." + theta + "&order=channel&limit=1&select=channel,body",
 			body: `{"body":"limited"}`, header: prefer("return=representation")}, 200, wantBody(`[{"channel":"bluesky","body":"limited"}]`)},
-		{"singular patch over two rows rolls back", call{method: "PATCH", user: "editorA", path: "/promos?publication_id=eq." + alpha,
+		{"singular patch over two rows rolls back", call{method: "PATCH", user: "editorA", path: "/promos?publication_id=eq." + theta,
 			body: `{"body":"both"}`, header: map[string]string{"Prefer": "return=representation", "Accept": mediaObject}}, 406, wantError("PGRST116")},
 		{"rolled back patch changed nothing", call{user: "editorA", path: "/promos?select=body&body=eq.both"}, 200, wantBody("[]")},
 		{"editing a publication in review is refused", call{method: "PATCH", user: "editorA", path: "/publications?id=eq." + alpha, body: `{"title":"x"}`}, 409, wantError("PT409")},
@@ -177,10 +181,17 @@ func TestUpdateDelete(t *testing.T) {
 		{"other tenant patches nothing", call{method: "PATCH", user: "editorB", path: "/promos?publication_id=eq." + alpha + "&select=id",
 			body: `{"body":"hijack"}`, header: prefer("return=representation")}, 200, wantBody("[]")},
 		{"delete without filter is refused", call{method: "DELETE", user: "editorA", path: "/promos"}, 400, wantError("21000")},
-		{"delete with representation", call{method: "DELETE", user: "editorA", path: "/promos?publication_id=eq." + alpha + "&channel=eq.x&select=channel",
+		{"promos of a publication in review are frozen", call{method: "PATCH", user: "editorA", path: "/promos?publication_id=eq." + alpha,
+			body: `{"body":"sneaky"}`}, 409, wantError("PT409")},
+		{"and cannot be deleted", call{method: "DELETE", user: "editorA", path: "/promos?publication_id=eq." + alpha}, 409, wantError("PT409")},
+		{"frozen promos are unchanged", call{user: "editorA", path: "/promos?select=channel,body&publication_id=eq." + alpha + "&order=channel"}, 200,
+			wantBody(`[{"channel":"bluesky","body":"Alpha on Bluesky"}, 
+ {"channel":"x","body":"Alpha on X"}]`)},
+		{"delete with representation", call{method: "DELETE", user: "editorA", path: "/promos?publication_id=eq." + theta + "&channel=eq.x&select=channel",
 			header: prefer("return=representation")}, 200, wantBody(`[{"channel":"x"}]`)},
-		{"deleted row is gone", call{user: "editorA", path: "/promos?select=channel&publication_id=eq." + alpha}, 200, wantBody(`[{"channel":"bluesky"}]`)},
-		{"delete minimal is 204", call{method: "DELETE", user: "editorA", path: "/promos?publication_id=eq." + alpha}, 204, nil},
+		{"deleted row is gone", call{user: "editorA", path: "/promos?select=channel&publication_id=eq." + theta}, 200, wantBody(`[{"channel":"bluesky"}]`)},
+		{"each promo change bumped the version", call{user: "editorA", path: "/publications?select=version&id=eq." + theta}, 200, wantBody(`[{"version":3}]`)},
+		{"delete minimal is 204", call{method: "DELETE", user: "editorA", path: "/promos?publication_id=eq." + theta}, 204, nil},
 		{"viewer deletes nothing", call{method: "DELETE", user: "viewerA", path: "/publications?id=eq." + delta + "&select=id", header: prefer("return=representation")}, 200, wantBody("[]")},
 		{"delete a draft", call{method: "DELETE", user: "editorA", path: "/publications?id=eq." + delta + "&select=title", header: prefer("return=representation")}, 200, wantBody(`[{"title":"Delta edited"}]`)},
 	})

@@ -178,6 +178,16 @@ func (b *bulkWriter) move(ctx context.Context, from, to int) error {
 	people := map[string]actor{"editor": b.t.editor, "reviewer": b.t.reviewer, "lead": b.t.lead}
 	for _, step := range bulkSteps {
 		err := as(ctx, b.pool, people[step.by], func(tx pgx.Tx) error {
+			if step.to == "changes_requested" {
+				// Sending back needs a note, which only the RPC carries: one call per row.
+				_, err := tx.Exec(ctx, `
+					select count(public.request_changes(p.id, ($2::text[])[1 + `+bulkN+` % cardinality($2::text[])]))
+					from public.publications p
+					where p.project_id = $1 and p.status = 'reviewing' and p.slug like 'bulk-%'
+					  and `+bulkN+` between $3 and $4 and ($5::text[])[1 + (`+bulkN+` * 37) % 100] = any ($6::text[])`,
+					b.t.projectID, changesNotes, from, to, b.ends, step.ends)
+				return err
+			}
 			// Only a scheduled row carries a date, somewhere in the next thirty days.
 			_, err := tx.Exec(ctx, `
 				update public.publications p

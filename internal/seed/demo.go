@@ -88,7 +88,10 @@ func seedDemo(ctx context.Context, pool *pgxpool.Pool, t *team, opts Options) (i
 			return written, err
 		}
 		written += n
-		version := 1
+		version, err := draftVersion(ctx, pool, author, id)
+		if err != nil {
+			return written, err
+		}
 		for j, move := range demoScripts[i] {
 			who := t.actorFor(move, author, i)
 			version, err = runMove(ctx, pool, t, who, id, move, version, i+j)
@@ -164,6 +167,19 @@ func runMove(ctx context.Context, pool *pgxpool.Pool, t *team, who actor, id, mo
 		return row.Scan(&version)
 	})
 	return version, err
+}
+
+// draftVersion reads the version a fresh draft has reached: attaching its media and promos
+// bumped it once per row, as every content change does.
+func draftVersion(ctx context.Context, pool *pgxpool.Pool, author actor, id string) (int, error) {
+	var v int
+	err := as(ctx, pool, author, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `select version from public.publications where id = $1`, id).Scan(&v)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("seed: version of %s: %w", id, err)
+	}
+	return v, nil
 }
 
 // writeDraft is the author's first sitting: the draft, its images, their placement and a
