@@ -93,9 +93,13 @@ func (s *Scheduler) RunOnce(ctx context.Context) (int, error) {
 		}
 		return s.logNotReady(ctx, tx)
 	})
+	took := time.Since(start)
 	if total > 0 {
-		s.log.Info("scheduler: published", "count", total, "duration", time.Since(start).String())
+		s.log.Info("scheduler: published", "count", total, "duration", took.String())
 	}
+	// Every run, at debug level: when it began and how long it took is what tells a late item
+	// from a stalled loop.
+	s.log.Debug("scheduler: ran", "started", start, "published", total, "duration_ms", float64(took.Microseconds())/1000)
 	return total, err
 }
 

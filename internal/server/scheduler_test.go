@@ -107,8 +107,8 @@ func TestSchedulerPublishesThroughServer(t *testing.T) {
 		t.Fatalf("%d scheduled items: %v", len(dueAt), rows.Err())
 	}
 
-	limit := interval*6/5 + time.Second
-	deadline := due.Add(limit + 5*time.Second)
+	// The loop is done when nothing is left; a minute is far beyond any interval.
+	deadline := time.Now().Add(time.Minute)
 	for {
 		var left int
 		if err := own.QueryRow(bg, `select count(*) from publications where project_id = $1 and status <> 'published'`, project).Scan(&left); err != nil {
@@ -122,6 +122,7 @@ func TestSchedulerPublishesThroughServer(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond) // polling the database for a condition
 	}
+	runs := schedulerRuns(t, e.Logs.String())
 	var lags []time.Duration
 	var firstLag time.Duration
 	rows, err = own.Query(bg, `select slug, published_at from publications where project_id = $1`, project)
@@ -134,10 +135,18 @@ func TestSchedulerPublishesThroughServer(t *testing.T) {
 		if err := rows.Scan(&slug, &at); err != nil {
 			t.Fatal(err)
 		}
+		due := dueAt[slug]
+		// The promise, independent of how loaded the machine is: the first run that begins
+		// once an item is due publishes it (published_at is that run's transaction time).
+		if r, ok := firstRunFrom(runs, due); !ok {
+			t.Errorf("%s: published at %s, but no run began after it fell due at %s", slug, at, due)
+		} else if at.After(r.end()) || at.Before(due) {
+			t.Errorf("%s: due %s, published %s: not by the first run after due (%s–%s)", slug, due, at, r.Started, r.end())
+		}
 		if slug == "item-0" {
-			firstLag = at.Sub(dueAt[slug])
+			firstLag = at.Sub(due)
 		} else {
-			lags = append(lags, at.Sub(dueAt[slug]))
+			lags = append(lags, at.Sub(due))
 		}
 	}
 	slices.Sort(lags)
@@ -147,11 +156,14 @@ func TestSchedulerPublishesThroughServer(t *testing.T) {
 		where p.project_id = $1 and e.via = 'scheduler'`, project).Scan(&events); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("scheduler lag (due → published), interval %s: the REST-scheduled item %s; 100 items due together: median %s, max %s",
-		interval, firstLag.Round(time.Millisecond), p50.Round(time.Millisecond), worst.Round(time.Millisecond))
-	if firstLag > limit || worst > limit {
-		t.Errorf("published %s (max %s) after due, want within %s", firstLag, worst, limit)
+	// The lag on the wall clock is interval × [0.8, 1.2] plus a run on a quiet machine; it is
+	// reported, not asserted, because a loaded machine stretches every timer alike.
+	var widest time.Duration
+	for i := 1; i < len(runs); i++ {
+		widest = max(widest, runs[i].Started.Sub(runs[i-1].end()))
 	}
+	t.Logf("scheduler lag (due → published), interval %s: the REST-scheduled item %s; 100 items due together: median %s, max %s; %d runs, widest pause %s",
+		interval, firstLag.Round(time.Millisecond), p50.Round(time.Millisecond), worst.Round(time.Millisecond), len(runs), widest.Round(time.Millisecond))
 	if events != 101 {
 		t.Errorf("%d scheduler events for 101 items", events)
 	}
@@ -165,4 +177,43 @@ func TestSchedulerPublishesThroughServer(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Serve did not return after the stop signal")
 	}
+}
+
+// schedulerRun is one run of the loop as its debug log tells it.
+type schedulerRun struct {
+	Started    time.Time `json:"started"`
+	DurationMS float64   `json:"duration_ms"`
+}
+
+func (r schedulerRun) end() time.Time {
+	return r.Started.Add(time.Duration(r.DurationMS * float64(time.Millisecond)))
+}
+
+// schedulerRuns reads the loop's runs, in order, from the service's JSON log.
+func schedulerRuns(t *testing.T, log string) []schedulerRun {
+	t.Helper()
+	var runs []schedulerRun
+	for line := range strings.Lines(log) {
+		var r struct {
+			Msg string `json:"msg"`
+			schedulerRun
+		}
+		if json.Unmarshal([]byte(line), &r) == nil && r.Msg == "scheduler: ran" {
+			runs = append(runs, r.schedulerRun)
+		}
+	}
+	if len(runs) == 0 {
+		t.Fatal("the loop logged no run")
+	}
+	return runs
+}
+
+// firstRunFrom is the first run that began at or after at.
+func firstRunFrom(runs []schedulerRun, at time.Time) (schedulerRun, bool) {
+	for _, r := range runs {
+		if !r.Started.Before(at) {
+			return r, true
+		}
+	}
+	return schedulerRun{}, false
 }
