@@ -34,9 +34,8 @@ const (
 	defaultScope = "email"
 )
 
-// registerLimit bounds dynamic registrations per client IP: registration is open to anyone, so
-// this is what keeps a script from filling auth.oauth_clients.
-var registerLimit = Limit{Count: 20, Per: time.Hour, Burst: 20}
+// defaultRegisterLimit is Options.RegisterLimit when none is given.
+var defaultRegisterLimit = Limit{Count: 20, Per: time.Hour, Burst: 20}
 
 // grantableScopes are the scopes this server grants (the dashboard's consent page words them). Every
 // token acts as the person under row-level security whatever the scope; the scopes say which
@@ -55,7 +54,11 @@ type oauthServer struct {
 // party clients never have it. The grant list and revocation are the person's own, with their
 // token, like /user.
 func (s *Service) mountOAuth(g *echo.Group) {
-	o := &oauthServer{Service: s, registerLimit: newLimiter(registerLimit), authorizeLimit: newLimiter(s.opts.AuthorizeLimit),
+	reg := s.opts.RegisterLimit
+	if reg.Count <= 0 {
+		reg = defaultRegisterLimit
+	}
+	o := &oauthServer{Service: s, registerLimit: newLimiter(reg), authorizeLimit: newLimiter(s.opts.AuthorizeLimit),
 		consentURL: strings.TrimSuffix(s.opts.Issuer, "/auth/v1") + "/oauth/consent"}
 	g.POST("/oauth/clients/register", o.register)
 	g.GET("/oauth/authorize", o.authorize)

@@ -43,6 +43,9 @@ type Options struct {
 	// AuthorizeLimit bounds GET /oauth/authorize per client IP (it is open to anyone and stores
 	// an authorization per valid request).
 	AuthorizeLimit Limit
+	// RegisterLimit bounds dynamic client registrations per client IP: registration is open to
+	// anyone, so this keeps a script from filling auth.oauth_clients (default 20 an hour).
+	RegisterLimit Limit
 	// OIDC are the upstream OpenID Connect providers people may sign in with (oidc.go).
 	OIDC []OIDCProvider
 }

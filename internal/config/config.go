@@ -45,8 +45,9 @@ type Config struct {
 	// TokenRateAccountTotal is the looser ceiling on password sign-ins per email across all
 	// clients; TokenRateAccount applies per client IP and email.
 	TokenRateAccountTotal Rate
-	// AuthorizeRateIP limits GET /auth/v1/oauth/authorize per client IP.
-	AuthorizeRateIP Rate
+	// AuthorizeRateIP limits GET /auth/v1/oauth/authorize per client IP; RegisterRateIP the
+	// dynamic client registrations (POST /auth/v1/oauth/clients/register) per client IP.
+	AuthorizeRateIP, RegisterRateIP Rate
 	// TrustedProxies are the networks whose X-Forwarded-For is believed for the client IP;
 	// empty means the TCP peer is the client.
 	TrustedProxies []netip.Prefix
@@ -62,6 +63,16 @@ type Config struct {
 	RequestTimeout, UploadTimeout time.Duration
 	// MaxConnections caps the connections one instance holds open at once.
 	MaxConnections int
+	// MaxEmbeddedRows caps the rows the embedded to-many resources of one /rest/v1 response add
+	// in all; MaxResponseBytes caps one response's body. Both are refused with 400 in
+	// PostgREST's shape (MH001, MH002).
+	MaxEmbeddedRows  int
+	MaxResponseBytes int
+	// PoolShare is how many /rest/v1 requests one caller (a user, or an anonymous address) runs
+	// against the database at once; 0 means a quarter of the pool, at least 2. One more waits
+	// PoolShareWait for a slot, then is refused with 503 PGRST003.
+	PoolShare     int
+	PoolShareWait time.Duration
 	// SchedulerInterval is the pause between runs of the scheduler loop that publishes due
 	// items (jittered by ±20 %).
 	SchedulerInterval time.Duration
@@ -135,6 +146,7 @@ func Default() Config {
 		TokenRateAccount:      Rate{Count: 30, Per: 5 * time.Minute, Burst: 10},
 		TokenRateAccountTotal: Rate{Count: 300, Per: 5 * time.Minute, Burst: 100},
 		AuthorizeRateIP:       Rate{Count: 60, Per: time.Minute, Burst: 30},
+		RegisterRateIP:        Rate{Count: 20, Per: time.Hour, Burst: 20},
 		ShutdownTimeout:       15 * time.Second,
 		SchedulerInterval:     5 * time.Second,
 		BodyIdleTimeout:       10 * time.Second,
@@ -142,6 +154,9 @@ func Default() Config {
 		RequestTimeout:        2 * time.Minute,
 		UploadTimeout:         15 * time.Minute,
 		MaxConnections:        4096,
+		MaxEmbeddedRows:       20000,
+		MaxResponseBytes:      10 << 20,
+		PoolShareWait:         2 * time.Second,
 		OIDC: [2]OIDCProvider{
 			{Name: "google", Label: "Google", Issuer: "https://accounts.google.com"},
 			{Name: "gitlab", Label: "GitLab", Issuer: "https://gitlab.com"},
@@ -167,6 +182,7 @@ var settings = []setting{
 	{"MASTHEAD_TOKEN_RATE_IP", "token-rate-ip", "POST /auth/v1/token limit per client IP: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.TokenRateIP) }},
 	{"MASTHEAD_TOKEN_RATE_ACCOUNT", "token-rate-account", "password sign-in limit per client IP and email: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.TokenRateAccount) }},
 	{"MASTHEAD_OAUTH_AUTHORIZE_RATE_IP", "oauth-authorize-rate-ip", "GET /auth/v1/oauth/authorize limit per client IP: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.AuthorizeRateIP) }},
+	{"MASTHEAD_OAUTH_REGISTER_RATE_IP", "oauth-register-rate-ip", "POST /auth/v1/oauth/clients/register limit per client IP: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.RegisterRateIP) }},
 	{"MASTHEAD_TOKEN_RATE_ACCOUNT_TOTAL", "token-rate-account-total", "password sign-in ceiling per email across all clients: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.TokenRateAccountTotal) }},
 	{"MASTHEAD_TRUSTED_PROXIES", "trusted-proxies", "comma-separated CIDRs whose X-Forwarded-For is trusted", func(c *Config) flag.Value { return (*prefixesValue)(&c.TrustedProxies) }},
 	{"MASTHEAD_BODY_IDLE_TIMEOUT", "body-idle-timeout", "longest pause within a request body before the request is cut: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.BodyIdleTimeout) }},
@@ -174,6 +190,10 @@ var settings = []setting{
 	{"MASTHEAD_REQUEST_TIMEOUT", "request-timeout", "longest time to read and answer one request: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.RequestTimeout) }},
 	{"MASTHEAD_UPLOAD_TIMEOUT", "upload-timeout", "longest time for one object upload or download: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.UploadTimeout) }},
 	{"MASTHEAD_MAX_CONNECTIONS", "max-connections", "most connections one instance holds open at once", func(c *Config) flag.Value { return (*intValue)(&c.MaxConnections) }},
+	{"MASTHEAD_MAX_EMBEDDED_ROWS", "max-embedded-rows", "most rows the embedded resources of one /rest/v1 response may add in all", func(c *Config) flag.Value { return (*intValue)(&c.MaxEmbeddedRows) }},
+	{"MASTHEAD_MAX_RESPONSE_BYTES", "max-response-bytes", "largest /rest/v1 response body in bytes", func(c *Config) flag.Value { return (*intValue)(&c.MaxResponseBytes) }},
+	{"MASTHEAD_POOL_SHARE", "pool-share", "most /rest/v1 requests one caller runs against the database at once (0: a quarter of the pool, at least 2)", func(c *Config) flag.Value { return (*intValue)(&c.PoolShare) }},
+	{"MASTHEAD_POOL_SHARE_WAIT", "pool-share-wait", "how long a caller's request over their share waits before 503: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.PoolShareWait) }},
 	{"MASTHEAD_SCHEDULER_INTERVAL", "scheduler-interval", "pause between runs of the scheduler that publishes due items: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.SchedulerInterval) }},
 	{"MASTHEAD_SHUTDOWN_TIMEOUT", "shutdown-timeout", "grace period for in-flight requests on stop: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.ShutdownTimeout) }},
 	{"MASTHEAD_STORAGE_DIR", "storage-dir", "folder holding bucket media when no S3 endpoint is set", func(c *Config) flag.Value { return (*stringValue)(&c.StorageDir) }},
@@ -243,6 +263,9 @@ func (c Config) Validate() error {
 	}
 	if c.BodyMinRate < 0 || c.MaxConnections < 1 {
 		errs = append(errs, errors.New("config: MASTHEAD_BODY_MIN_RATE must not be negative and MASTHEAD_MAX_CONNECTIONS must be at least 1"))
+	}
+	if c.MaxEmbeddedRows < 1 || c.MaxResponseBytes < 1024 || c.PoolShare < 0 || c.PoolShareWait <= 0 {
+		errs = append(errs, errors.New("config: MASTHEAD_MAX_EMBEDDED_ROWS must be at least 1, MASTHEAD_MAX_RESPONSE_BYTES at least 1024, MASTHEAD_POOL_SHARE not negative and MASTHEAD_POOL_SHARE_WAIT positive"))
 	}
 	if c.SchedulerInterval < 100*time.Millisecond {
 		errs = append(errs, errors.New("config: MASTHEAD_SCHEDULER_INTERVAL must be at least 100ms"))

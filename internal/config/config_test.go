@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"flag"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -155,5 +156,31 @@ func TestDefaultBodyLimitsCutTrickles(t *testing.T) {
 	// a byte per 5 s averages 0.2 B/s: under the minimum once the grace (one idle gap) is over
 	if cut := c.BodyIdleTimeout + 5*time.Second; cut > 30*time.Second {
 		t.Errorf("a trickle is cut only after %s", cut)
+	}
+}
+
+// TestEverySettingDocumented: the README's configuration table names every variable the
+// service reads, so no limit is configurable only for those who read the source.
+func TestEverySettingDocumented(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Families share a row: MASTHEAD_S3_ENDPOINT, `_REGION`, …; MASTHEAD_OIDC_GOOGLE_*.
+	documentedAs := func(env string) string {
+		switch {
+		case strings.HasPrefix(env, "MASTHEAD_S3_") && env != "MASTHEAD_S3_ENDPOINT":
+			return strings.TrimPrefix(env, "MASTHEAD_S3")
+		case strings.HasPrefix(env, "MASTHEAD_OIDC_"):
+			return strings.Join(strings.SplitN(env, "_", 4)[:3], "_") + "_*"
+		}
+		return env
+	}
+	for _, s := range settings {
+		name := documentedAs(s.env)
+		if !bytes.Contains(readme, []byte("`"+name+"`")) {
+			t.Errorf("README.md does not document %s", s.env)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -62,14 +63,34 @@ func ExecAsCaller(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, 
 	if !knownRole(c.Role) {
 		return nil, fmt.Errorf("pg: refusing unknown role %q", c.Role)
 	}
-	results, err := pipeline(ctx, conn, c, readOnly, explicitTx, stmts)
+	results, err := pipeline(ctx, conn, c, readOnly, explicitTx, stmts, nil)
 	if err != nil && explicitTx && !conn.IsClosed() {
 		_ = EndTx(ctx, conn, false)
 	}
 	return results, sessionError(err)
 }
 
-func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, explicitTx bool, stmts []Stmt) ([]*pgconn.Result, error) {
+// StreamAsCaller is ExecAsCaller for a read (one implicit read-only transaction) whose last
+// statement may return many rows: instead of collecting them, it hands each row's values to
+// each as they arrive, so a large answer never sits whole in memory. The values are only valid
+// during the call. When each returns an error the statement is cancelled and the connection
+// closed (the pool replaces it), and that error is returned as is: a caller stops a response
+// that grew too large without PostgreSQL finishing it. Results of the statements before the
+// last are returned as ExecAsCaller returns them.
+func StreamAsCaller(ctx context.Context, conn *pgconn.PgConn, c Caller, stmts []Stmt, each func(row [][]byte) error) ([]*pgconn.Result, error) {
+	if !knownRole(c.Role) {
+		return nil, fmt.Errorf("pg: refusing unknown role %q", c.Role)
+	}
+	results, err := pipeline(ctx, conn, c, true, false, stmts, each)
+	return results, sessionError(err)
+}
+
+// stopped wraps the error a row callback returned, so pipeline can tell it from the database's.
+type stopped struct{ err error }
+
+func (s stopped) Error() string { return s.err.Error() }
+
+func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, explicitTx bool, stmts []Stmt, each func([][]byte) error) ([]*pgconn.Result, error) {
 	names := preparedOn(conn)
 	p := conn.StartPipeline(ctx)
 	if explicitTx {
@@ -102,7 +123,7 @@ func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, expl
 		_ = p.Close()
 		return nil, err
 	}
-	read := func() (*pgconn.Result, error) {
+	read := func(stream bool) (*pgconn.Result, error) {
 		r, err := p.GetResults()
 		if err != nil {
 			return nil, err
@@ -111,13 +132,22 @@ func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, expl
 		if !ok {
 			return nil, fmt.Errorf("pg: pipeline: expected a result, got %T", r)
 		}
-		res := rr.Read()
-		return res, res.Err
+		if !stream {
+			res := rr.Read()
+			return res, res.Err
+		}
+		for rr.NextRow() {
+			if err := each(rr.Values()); err != nil {
+				return nil, stopped{err}
+			}
+		}
+		tag, err := rr.Close()
+		return &pgconn.Result{CommandTag: tag}, err
 	}
 	var out []*pgconn.Result
 	err := func() error {
 		if explicitTx {
-			if _, err := read(); err != nil {
+			if _, err := read(false); err != nil {
 				return err
 			}
 		}
@@ -134,7 +164,7 @@ func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, expl
 				// whether or not executing it succeeds.
 				names[all[i].SQL] = newName[i]
 			}
-			res, err := read()
+			res, err := read(each != nil && i == len(all)-1)
 			if err != nil {
 				var pe *pgconn.PgError
 				switch {
@@ -155,6 +185,15 @@ func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, expl
 		}
 		return nil
 	}()
+	if stop, ok := err.(stopped); ok {
+		// The rest of the answer is not wanted: stop PostgreSQL working on it, and close the
+		// connection rather than drain it (a late cancel must not hit the next request).
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		_ = conn.CancelRequest(cctx)
+		_ = conn.Close(cctx)
+		cancel()
+		return nil, stop.err
+	}
 	if cerr := p.Close(); err == nil && cerr != nil {
 		err = cerr
 	}

@@ -82,7 +82,19 @@ var exactStatus = map[string]int{
 	"57P02": http.StatusServiceUnavailable,  // crash_shutdown: another backend crashed, all are reset
 	"57P03": http.StatusServiceUnavailable,  // cannot_connect_now: starting up or shutting down
 	"P0001": http.StatusBadRequest,          // raise_exception
+	// Our own: one request asked for more than a request may cost (internal/rest's limits).
+	CodeEmbeddedRows:  http.StatusBadRequest,
+	CodeResponseBytes: http.StatusBadRequest,
 }
+
+// The codes of the per-request cost limits, in PostgREST's error shape like any SQLSTATE:
+// CodeEmbeddedRows is raised by app.embedded_row when a response embeds more rows than
+// MASTHEAD_MAX_EMBEDDED_ROWS allows; CodeResponseBytes by the REST engine when a response
+// grows past MASTHEAD_MAX_RESPONSE_BYTES.
+const (
+	CodeEmbeddedRows  = "MH001"
+	CodeResponseBytes = "MH002"
+)
 
 var classStatus = map[string]int{
 	"08": http.StatusServiceUnavailable, "53": http.StatusServiceUnavailable,

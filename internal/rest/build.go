@@ -199,7 +199,9 @@ func (q *sqlb) outItem(o outItem, alias string) {
 		q.WriteString(") AS " + s + ")")
 		return
 	}
-	q.WriteString("COALESCE((SELECT json_agg(" + s + ") FROM (")
+	// Every row a to-many embed adds is counted against MASTHEAD_MAX_EMBEDDED_ROWS (009);
+	// in the aggregate's FILTER it counts only rows that passed the embed's own filters.
+	q.WriteString("COALESCE((SELECT json_agg(" + s + ") FILTER (WHERE app.embedded_row()) FROM (")
 	q.level(e, a, alias, "", false)
 	q.WriteString(") AS " + s + "), '[]'::json)")
 }

@@ -13,9 +13,24 @@ import (
 	"masthead/internal/pg"
 )
 
-// acquire takes a pooled connection, waiting at most AcquireTimeout: a
-// saturated pool answers 503 PGRST003 rather than queueing forever.
-func (h *Handler) acquire(ctx context.Context) (*pgxpool.Conn, error) {
+// acquire takes a slot of the caller's share of the pool and then a pooled connection, waiting
+// at most PoolShareWait and AcquireTimeout: a caller over their share, or a saturated pool,
+// answers 503 PGRST003 rather than queueing forever. release gives both back.
+func (h *Handler) acquire(rq *request) (conn *pgxpool.Conn, release func(), err error) {
+	ctx := rq.c.Request().Context()
+	leave, err := h.shares.take(ctx, shareKey(rq))
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err = h.pooled(ctx)
+	if err != nil {
+		leave()
+		return nil, nil, err
+	}
+	return conn, func() { conn.Release(); leave() }, nil
+}
+
+func (h *Handler) pooled(ctx context.Context) (*pgxpool.Conn, error) {
 	actx, cancel := context.WithTimeout(ctx, h.cfg.AcquireTimeout)
 	defer cancel()
 	conn, err := h.pool.Acquire(actx)
@@ -51,6 +66,7 @@ func (h *Handler) callerFor(rq *request) pg.Caller {
 	settings["request.path"] = rq.path
 	settings["request.headers"] = headersJSON(r.Header)
 	settings["statement_timeout"] = strconv.FormatInt(h.cfg.StatementTimeout.Milliseconds(), 10)
+	settings["masthead.max_embedded_rows"] = strconv.FormatInt(h.cfg.MaxEmbeddedRows, 10)
 	c.Settings = settings
 	return c
 }
@@ -91,11 +107,11 @@ func lowerASCII(s string) string {
 // *Error), which rolls everything back.
 func (h *Handler) run(rq *request, write bool, stmts []pg.Stmt, check func([]*pgconn.Result) error) error {
 	ctx := rq.c.Request().Context()
-	conn, err := h.acquire(ctx)
+	conn, release, err := h.acquire(rq)
 	if err != nil {
 		return err
 	}
-	defer conn.Release()
+	defer release()
 	pc := conn.Conn().PgConn()
 	results, err := pg.ExecAsCaller(ctx, pc, h.callerFor(rq), !write, write, stmts...)
 	if err != nil {
@@ -111,6 +127,22 @@ func (h *Handler) run(rq *request, write bool, stmts []pg.Stmt, check func([]*pg
 		return h.dbError(rq, pg.EndTx(ctx, pc, true))
 	}
 	return nil
+}
+
+// stream runs a read whose last statement returns one row per item, handing each row's values
+// to each as it arrives (see pg.StreamAsCaller); the results of the statements before it are
+// returned. An error from each stops the statement and is returned as is.
+func (h *Handler) stream(rq *request, stmts []pg.Stmt, each func(row [][]byte) error) ([]*pgconn.Result, error) {
+	conn, release, err := h.acquire(rq)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	rs, err := pg.StreamAsCaller(rq.c.Request().Context(), conn.Conn().PgConn(), h.callerFor(rq), stmts, each)
+	if err != nil {
+		return nil, h.dbError(rq, err)
+	}
+	return rs[:len(rs)-1], nil
 }
 
 // scanResult reads our statements' one row: total (or NULL), page size

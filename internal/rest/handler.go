@@ -33,6 +33,17 @@ type Config struct {
 	StatementTimeout time.Duration // per request (default 10s)
 	MaxBodyBytes     int64         // request body cap (default 1 MiB)
 	AcquireTimeout   time.Duration // wait for a pooled connection before 503 (default 5s)
+	// MaxEmbeddedRows caps the rows all embedded to-many resources of one response add
+	// (MASTHEAD_MAX_EMBEDDED_ROWS, default 20000); more is 400 MH001.
+	MaxEmbeddedRows int64
+	// MaxResponseBytes caps one response body (MASTHEAD_MAX_RESPONSE_BYTES, default 10 MiB);
+	// more is 400 MH002, and a read is stopped in PostgreSQL as soon as it passes the cap.
+	MaxResponseBytes int
+	// PoolShare is how many requests one caller may run against the database at once
+	// (MASTHEAD_POOL_SHARE; default a quarter of the pool, at least 2); one more waits up to
+	// PoolShareWait (MASTHEAD_POOL_SHARE_WAIT, default 2s) and is then 503 PGRST003.
+	PoolShare     int
+	PoolShareWait time.Duration
 	// InvalidToken is the Authenticator's sentinel for a bad, expired or
 	// revoked token (auth.ErrInvalidToken), so outages are told apart.
 	InvalidToken error
@@ -51,6 +62,15 @@ func (c Config) withDefaults() Config {
 	if c.AcquireTimeout <= 0 {
 		c.AcquireTimeout = 5 * time.Second
 	}
+	if c.MaxEmbeddedRows <= 0 {
+		c.MaxEmbeddedRows = 20000
+	}
+	if c.MaxResponseBytes <= 0 {
+		c.MaxResponseBytes = 10 << 20
+	}
+	if c.PoolShareWait <= 0 {
+		c.PoolShareWait = 2 * time.Second
+	}
 	return c
 }
 
@@ -61,11 +81,16 @@ type Handler struct {
 	auth   Authenticator
 	cfg    Config
 	log    *slog.Logger
+	shares *shares
 }
 
 // NewHandler builds the handler; schema must already be loaded.
 func NewHandler(pool *pgxpool.Pool, schema *SchemaCache, auth Authenticator, cfg Config, log *slog.Logger) *Handler {
-	return &Handler{pool: pool, schema: schema, auth: auth, cfg: cfg.withDefaults(), log: log}
+	cfg = cfg.withDefaults()
+	if cfg.PoolShare <= 0 {
+		cfg.PoolShare = max(2, int(pool.Config().MaxConns)/4)
+	}
+	return &Handler{pool: pool, schema: schema, auth: auth, cfg: cfg, log: log, shares: newShares(cfg.PoolShare, cfg.PoolShareWait)}
 }
 
 // Mount registers the routes on a group mounted at /rest/v1.

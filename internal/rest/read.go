@@ -3,11 +3,11 @@ package rest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/labstack/echo/v4"
 
 	"masthead/internal/pg"
@@ -39,7 +39,9 @@ func (h *Handler) planTable(c echo.Context) (*request, *Table, *node, error) {
 	return rq, t, root, nil
 }
 
-// read serves GET and HEAD /rest/v1/:table.
+// read serves GET and HEAD /rest/v1/:table. The page's rows stream from PostgreSQL one by one
+// (each row's JSON built there) into a body capped at MaxResponseBytes: a response that grows
+// past the cap is stopped in the database, not finished and thrown away.
 func (h *Handler) read(c echo.Context) error {
 	rq, _, root, err := h.planTable(c)
 	if err != nil {
@@ -54,24 +56,36 @@ func (h *Handler) read(c echo.Context) error {
 	if count == "planned" || count == "estimated" {
 		stmts = append(stmts, explainCount(root).stmt())
 	}
-	main := buildRead(root, count, h.cfg.MaxRows, !head).stmt()
-	main.Prepare = true // reads repeat by shape: keep the plan
-	stmts = append(stmts, main)
-	var res result
-	var planned int64
-	err = h.run(rq, false, stmts, func(rs []*pgconn.Result) error {
-		if len(rs) == 2 {
-			if len(rs[0].Rows) == 1 && len(rs[0].Rows[0]) == 1 {
-				planned = planRows(rs[0].Rows[0][0])
-			}
-			rs = rs[1:]
-		}
-		var err error
-		res, err = scanResult(rs[0])
-		return err
-	})
+	if count == "exact" || count == "estimated" {
+		cs := buildCount(root, count, h.cfg.MaxRows).stmt()
+		cs.Prepare = true
+		stmts = append(stmts, cs)
+	}
+	rows := buildRows(root, !head).stmt()
+	rows.Prepare = true // reads repeat by shape: keep the plan
+	stmts = append(stmts, rows)
+	body := &rowsBody{max: h.cfg.MaxResponseBytes, withBody: !head}
+	rs, err := h.stream(rq, stmts, body.add)
 	if err != nil {
 		return h.fail(c, err)
+	}
+	res := result{page: body.rows, body: body.bytes()}
+	var planned int64
+	if count == "planned" || count == "estimated" {
+		if r := rs[0]; len(r.Rows) == 1 && len(r.Rows[0]) == 1 {
+			planned = planRows(r.Rows[0][0])
+		}
+		rs = rs[1:]
+	}
+	if count == "exact" || count == "estimated" {
+		if len(rs) != 1 || len(rs[0].Rows) != 1 || len(rs[0].Rows[0]) != 1 {
+			return h.fail(c, errors.New("rest: the count statement did not return one value"))
+		}
+		n, err := strconv.ParseInt(string(rs[0].Rows[0][0]), 10, 64)
+		if err != nil {
+			return h.fail(c, err)
+		}
+		res.total = &n
 	}
 	switch {
 	case count == "planned":
@@ -83,6 +97,54 @@ func (h *Handler) read(c echo.Context) error {
 		rq.prefer.Apply("count", count)
 	}
 	return h.respondRows(rq, root.offset, res, http.StatusOK, !head)
+}
+
+// aggSep is what json_agg puts between elements: a streamed page reads byte for byte as the
+// aggregated one PostgREST sends.
+const aggSep = ", \n "
+
+// rowsBody collects a streamed page as a JSON array, refusing to grow past max bytes.
+type rowsBody struct {
+	buf      bytes.Buffer
+	rows     int64
+	max      int
+	withBody bool
+}
+
+func (b *rowsBody) add(row [][]byte) error {
+	b.rows++
+	if !b.withBody || len(row) != 1 {
+		return nil
+	}
+	if b.buf.Len()+len(row[0])+len(aggSep) > b.max {
+		return errResponseBytes(b.max)
+	}
+	if b.rows == 1 {
+		b.buf.WriteByte('[')
+	} else {
+		b.buf.WriteString(aggSep)
+	}
+	b.buf.Write(row[0])
+	return nil
+}
+
+func (b *rowsBody) bytes() []byte {
+	if !b.withBody {
+		return nil
+	}
+	if b.rows == 0 {
+		return []byte("[]")
+	}
+	b.buf.WriteByte(']')
+	return b.buf.Bytes()
+}
+
+// errResponseBytes refuses a response larger than MASTHEAD_MAX_RESPONSE_BYTES.
+func errResponseBytes(limit int) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: pg.CodeResponseBytes,
+		Message: "The response is larger than " + strconv.Itoa(limit) + " bytes",
+		Details: "One response may carry at most " + strconv.Itoa(limit) + " bytes (MASTHEAD_MAX_RESPONSE_BYTES).",
+		Hint:    "Narrow the request: select fewer columns or embeds, or page it with limit and offset (or a Range header)."}
 }
 
 // window combines limit/offset, the Range header and db-max-rows into the
@@ -116,36 +178,34 @@ func (h *Handler) window(rq *request, root *node) error {
 	return nil
 }
 
-// buildRead is the one statement of a read: total (when counted), page
-// size and body, the body aggregated by PostgreSQL so rows never pass
-// through Go one by one.
-func buildRead(root *node, count string, maxRows int64, withBody bool) *sqlb {
+// buildCount counts the rows the filters select for Prefer: count=exact, or for
+// count=estimated exactly up to db-max-rows: counting stops early so a huge table costs no more
+// than a page, and the planner's estimate stands in beyond it.
+func buildCount(root *node, count string, maxRows int64) *sqlb {
+	q := &sqlb{}
+	if count == "exact" {
+		q.WriteString(`SELECT count(*) FROM ` + root.table.quoted + ` AS "c0"`)
+		q.where(root, `"c0"`, "", "")
+		return q
+	}
+	q.WriteString(`SELECT count(*) FROM (SELECT 1 FROM ` + root.table.quoted + ` AS "c0"`)
+	q.where(root, `"c0"`, "", "")
+	q.WriteString(" LIMIT ")
+	q.param(strconv.FormatInt(maxRows+1, 10))
+	q.WriteString(`) AS "c1"`)
+	return q
+}
+
+// buildRows selects the page, a row at a time: each row's JSON (built by PostgreSQL, embeds
+// included) or, for HEAD, a placeholder to count.
+func buildRows(root *node, withBody bool) *sqlb {
 	q := &sqlb{}
 	q.Grow(2048)
-	q.WriteString("SELECT ")
-	switch count {
-	case "exact":
-		q.WriteString(`(SELECT count(*) FROM ` + root.table.quoted + ` AS "c0"`)
-		q.where(root, `"c0"`, "", "")
-		q.WriteString(")")
-	case "estimated":
-		// Exact up to db-max-rows, then the planner's estimate: counting
-		// stops early so a huge table costs no more than a page.
-		q.WriteString(`(SELECT count(*) FROM (SELECT 1 FROM ` + root.table.quoted + ` AS "c0"`)
-		q.where(root, `"c0"`, "", "")
-		q.WriteString(" LIMIT ")
-		q.param(strconv.FormatInt(maxRows+1, 10))
-		q.WriteString(`) AS "c1")`)
-	default:
-		q.WriteString("NULL::bigint")
-	}
-	q.WriteString(", count(*), ")
 	if withBody {
-		q.WriteString(`COALESCE(json_agg("s0"), '[]')::text`)
+		q.WriteString(`SELECT row_to_json("s0")::text FROM (`)
 	} else {
-		q.WriteString(`''`)
+		q.WriteString(`SELECT 1 FROM (`)
 	}
-	q.WriteString(" FROM (")
 	q.level(root, `"t0"`, "", "", false)
 	q.WriteString(`) AS "s0"`)
 	return q
@@ -211,6 +271,9 @@ func (h *Handler) respondRows(rq *request, offset int64, res result, status int,
 	if !withBody {
 		hdr.Set(echo.HeaderContentType, ctype)
 		return c.NoContent(status)
+	}
+	if len(body) > h.cfg.MaxResponseBytes { // writes and RPCs, which are not streamed
+		return h.fail(c, errResponseBytes(h.cfg.MaxResponseBytes))
 	}
 	return blob(c, status, ctype, body)
 }

@@ -113,6 +113,7 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 		AccountLimit:   auth.Limit(s.cfg.TokenRateAccount),
 		AccountTotal:   auth.Limit(s.cfg.TokenRateAccountTotal),
 		AuthorizeLimit: auth.Limit(s.cfg.AuthorizeRateIP),
+		RegisterLimit:  auth.Limit(s.cfg.RegisterRateIP),
 		OIDC:           oidcProviders(s.cfg.OIDC[:]),
 	}, s.log)
 	if err != nil {
@@ -126,7 +127,13 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 	if s.schema, err = rest.NewSchemaCache(ctx, s.pool); err != nil {
 		return err
 	}
-	rest.NewHandler(s.pool, s.schema, s.auth, rest.Config{InvalidToken: auth.ErrInvalidToken}, s.log).Mount(e.Group("/rest/v1", s.auth.RequireAPIKey))
+	rest.NewHandler(s.pool, s.schema, s.auth, rest.Config{
+		InvalidToken:     auth.ErrInvalidToken,
+		MaxEmbeddedRows:  int64(s.cfg.MaxEmbeddedRows),
+		MaxResponseBytes: s.cfg.MaxResponseBytes,
+		PoolShare:        s.cfg.PoolShare,
+		PoolShareWait:    s.cfg.PoolShareWait,
+	}, s.log).Mount(e.Group("/rest/v1", s.auth.RequireAPIKey))
 
 	// Storage (bucket media). It applies the publishable key itself: signed-URL downloads are
 	// opened by <img src> and carry no headers. Signed URLs are keyed off the JWT keys, which

@@ -1,0 +1,91 @@
+package rest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"masthead/internal/pg"
+)
+
+// shares keeps one caller from holding more than a fair share of the database pool: each caller
+// (a signed-in user, or an anonymous client address) may run at most per requests against the
+// database at once. One more waits up to wait for a slot of its own, then is refused with 503
+// PGRST003, while every other caller still finds connections free. Without it, one viewer's
+// eight expensive reads take every pooled connection and another tenant's small read fails.
+type shares struct {
+	per  int
+	wait time.Duration
+
+	mu     sync.Mutex
+	slots  map[string]*share
+	waited func() // test hook: called when a request starts to wait for a slot
+}
+
+type share struct {
+	sem   chan struct{}
+	users int // requests holding or waiting for a slot; the entry goes at zero
+}
+
+func newShares(per int, wait time.Duration) *shares {
+	return &shares{per: per, wait: wait, slots: map[string]*share{}}
+}
+
+// take waits for a slot of key's share and returns its release, or PGRST003 naming the limit.
+func (s *shares) take(ctx context.Context, key string) (func(), error) {
+	s.mu.Lock()
+	sh := s.slots[key]
+	if sh == nil {
+		sh = &share{sem: make(chan struct{}, s.per)}
+		s.slots[key] = sh
+	}
+	sh.users++
+	s.mu.Unlock()
+	leave := func() {
+		s.mu.Lock()
+		if sh.users--; sh.users == 0 {
+			delete(s.slots, key)
+		}
+		s.mu.Unlock()
+	}
+	select {
+	case sh.sem <- struct{}{}:
+		return func() { <-sh.sem; leave() }, nil
+	default:
+	}
+	if s.waited != nil {
+		s.waited()
+	}
+	t := time.NewTimer(s.wait)
+	defer t.Stop()
+	select {
+	case sh.sem <- struct{}{}:
+		return func() { <-sh.sem; leave() }, nil
+	case <-ctx.Done():
+		leave()
+		return nil, ctx.Err()
+	case <-t.C:
+		leave()
+		return nil, &Error{Status: http.StatusServiceUnavailable, Code: "PGRST003",
+			Message: "Timed out acquiring connection from connection pool.",
+			Details: fmt.Sprintf("You already have %d requests running against the database, the most one caller may (MASTHEAD_POOL_SHARE); this one waited %s (MASTHEAD_POOL_SHARE_WAIT).", s.per, s.wait),
+			Hint:    "Wait for your other requests to finish, or send fewer at once."}
+	}
+}
+
+// shareKey names the caller whose share a request draws on: the user for a signed-in caller
+// (all their sessions and apps together), the client address for anonymous ones.
+func shareKey(rq *request) string {
+	if rq.caller.Role != pg.RoleAnon {
+		var claims struct {
+			Sub string `json:"sub"`
+		}
+		if json.Unmarshal(rq.caller.Claims, &claims) == nil && claims.Sub != "" {
+			return "user:" + claims.Sub
+		}
+	}
+	return "addr:" + rq.c.RealIP()
+}
