@@ -108,6 +108,7 @@ func New(cfg Config) (*Server, error) {
 	s.addWorkflowTools()
 	s.addRoundTools()
 	s.addPromoTool()
+	s.addDraftTools()
 
 	// Stateless: every POST carries everything needed, so any instance behind a load balancer
 	// can answer it and nothing lives in memory between requests, as for the rest of the

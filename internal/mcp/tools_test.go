@@ -74,9 +74,9 @@ func TestJourney(t *testing.T) {
 			t.Errorf("%s: no description or schema", tool.Name)
 		}
 	}
-	want := []string{"add_review", "approve", "archive", "compare_rounds", "get_changes_since_last_review", "get_publication",
+	want := []string{"add_review", "approve", "archive", "compare_rounds", "create_draft", "get_changes_since_last_review", "get_publication",
 		"list_projects", "list_schedule", "publish_now", "readiness", "reopen", "request_changes", "restore", "review_queue",
-		"schedule", "search_publications", "submit_for_review", "unschedule", "upsert_promo", "withdraw"}
+		"schedule", "search_publications", "submit_for_review", "unschedule", "update_draft", "upsert_promo", "withdraw"}
 	slices.Sort(names)
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools = %v\nwant %v", names, want)

@@ -1,0 +1,66 @@
+package client
+
+import (
+	"context"
+	"net/http"
+)
+
+// Draft is what a person writes: the fields create_draft and update_draft take.
+type Draft struct {
+	Title, Summary, Body string
+	// CollectionID is the collection's id; "" means none.
+	CollectionID string
+	// Slug is the publication's slug; "" derives one from the title (create) or keeps it (update).
+	Slug string
+}
+
+// CreateDraft creates a draft in a project as the caller, its author, and returns it.
+func (c *Client) CreateDraft(ctx context.Context, accessToken, projectID string, d Draft) (*Publication, error) {
+	args := map[string]any{"project_id": projectID, "title": d.Title, "summary": d.Summary, "body": d.Body}
+	if d.CollectionID != "" {
+		args["collection_id"] = d.CollectionID
+	}
+	if d.Slug != "" {
+		args["slug"] = d.Slug
+	}
+	var p Publication
+	if err := c.RPC(ctx, accessToken, "create_draft", args, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// UpdateDraft saves every field of d on a draft, if it is still at expectedVersion; otherwise
+// it is an *Error with status 409 saying which version it is at, and nothing changed.
+func (c *Client) UpdateDraft(ctx context.Context, accessToken, publicationID string, expectedVersion int, d Draft) (*Publication, error) {
+	args := map[string]any{"publication_id": publicationID, "expected_version": expectedVersion,
+		"title": d.Title, "summary": d.Summary, "body": d.Body}
+	if d.CollectionID != "" {
+		args["collection_id"] = d.CollectionID
+	} else {
+		args["clear_collection"] = true
+	}
+	if d.Slug != "" {
+		args["slug"] = d.Slug
+	}
+	var p Publication
+	if err := c.RPC(ctx, accessToken, "update_draft", args, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// DeleteDraft deletes a draft that was never submitted. One with a history is an *Error with
+// status 409 (archive it instead); one the caller may not delete, or cannot see, is a 404.
+func (c *Client) DeleteDraft(ctx context.Context, accessToken, publicationID string) error {
+	q := From("publications").Eq("id", publicationID)
+	res, err := c.do(ctx, request{method: http.MethodDelete, path: "/rest/v1/publications", query: q.params,
+		token: accessToken, header: http.Header{"Prefer": {"return=representation"}}})
+	if err != nil {
+		return err
+	}
+	if string(res.body) == "[]" {
+		return &Error{Status: http.StatusNotFound, Message: "that draft cannot be deleted: it is not a draft, or not yours to delete"}
+	}
+	return nil
+}
