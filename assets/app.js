@@ -94,4 +94,56 @@
     var target = part.matches("[data-focus]") ? part : part.querySelector("[data-focus]");
     if (target) target.focus();
   });
+
+  // The editor keeps unsaved changes in this browser (localStorage) while the person types, so
+  // an accidental reload or a closed tab does not lose them. A copy is restored only onto the
+  // version it was typed against; it is dropped when the form is submitted (the server then
+  // holds the text, or shows it again with its answer).
+  function draftFields(form) {
+    return Array.prototype.slice.call(form.querySelectorAll("input[type=text], textarea, select"));
+  }
+
+  function setupDraft(form) {
+    var key = form.getAttribute("data-draft-key");
+    var versionInput = form.querySelector("input[name=expected_version]");
+    var version = versionInput ? versionInput.value : "";
+    var saved = null;
+    try { saved = JSON.parse(window.localStorage.getItem(key) || "null"); } catch (err) { saved = null; }
+    if (saved && saved.version === version && saved.fields) {
+      var restored = false;
+      draftFields(form).forEach(function (el) {
+        if (Object.prototype.hasOwnProperty.call(saved.fields, el.name) && el.value !== saved.fields[el.name]) {
+          el.value = saved.fields[el.name];
+          restored = true;
+        }
+      });
+      if (restored) {
+        var note = document.createElement("p");
+        note.className = "notice notice-warning";
+        note.setAttribute("role", "status");
+        note.setAttribute("data-testid", "draft-restored");
+        note.textContent = "Your unsaved changes from before were restored. Save to keep them.";
+        form.insertBefore(note, form.firstChild);
+        // Let the live preview catch up with the restored text once htmx listens (it starts on
+        // DOMContentLoaded; "load" comes after). Its "input changed" trigger would not fire:
+        // htmx first saw the field already restored.
+        var body = form.querySelector("textarea[hx-post]");
+        var refresh = function () { if (body) body.dispatchEvent(new Event("draft-restored")); };
+        if (document.readyState === "complete") refresh();
+        else window.addEventListener("load", refresh);
+      }
+    }
+    form.addEventListener("input", function () {
+      var fields = {};
+      draftFields(form).forEach(function (el) { fields[el.name] = el.value; });
+      try { window.localStorage.setItem(key, JSON.stringify({ version: version, fields: fields })); } catch (err) { /* storage full or off */ }
+    });
+    form.addEventListener("submit", function (e) {
+      // The Preview button posts the form too; only a save hands the text to the server.
+      if (e.submitter && e.submitter.name === "preview") return;
+      try { window.localStorage.removeItem(key); } catch (err) { /* storage off */ }
+    });
+  }
+
+  Array.prototype.forEach.call(document.querySelectorAll("form[data-draft-key]"), setupDraft);
 })();

@@ -333,13 +333,13 @@ func (w *world) journey(t *testing.T, js bool, target [2]string) {
 	}
 	note := "Please add **sources** for the figures."
 	rev.do("preview the note",
-		chromedp.SendKeys(chromedp.CSS(`#note-request_changes`), note),
-		chromedp.Click(chromedp.CSS(`[data-testid="action-request_changes"] button[formaction]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="preview-request_changes"] strong`)),
+		chromedp.SendKeys(chromedp.CSS(`#note-review`), note),
+		chromedp.Click(chromedp.CSS(`[data-testid="composer-preview"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="preview-review"] strong`)),
 	)
 	rev.shot("03-preview")
 	rev.do("request changes",
-		chromedp.Click(chromedp.CSS(`[data-testid="action-request_changes"] button:not([formaction])`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="verdict-request_changes"]`)),
 		status("changes_requested"),
 	)
 	if js {
@@ -364,7 +364,7 @@ func (w *world) journey(t *testing.T, js bool, target [2]string) {
 	lead := w.person(t, "lead@northwind.test", js)
 	lead.do("approve",
 		chromedp.Navigate(detail),
-		chromedp.Click(chromedp.CSS(`[data-testid="action-approve"] button:not([formaction])`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="verdict-approve"]`)),
 		status("approved"),
 	)
 	lead.do("schedule",

@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +20,8 @@ type actionForm struct {
 	ExpectedVersion int    `form:"expected_version"`
 	ScheduledFor    string `form:"scheduled_for"` // datetime-local in the project's timezone
 	Return          string `form:"return"`        // "schedule" or "schedule-all": back to that page
+	Confirmed       string `form:"confirmed"`     // "1" once the person confirmed a step that asks first
+	Was             string `form:"was"`           // unschedule: the time it was scheduled for, to undo to
 }
 
 // act is POST /p/:slug/publications/:id/actions/:rpc. It calls the workflow RPC with the
@@ -64,13 +68,20 @@ func (a *App) act(c echo.Context) error {
 		echoed.notice = &pages.Notice{Kind: "error", Title: "Nothing was changed", Text: firstNonEmpty(echoed.noteErr, echoed.whenErr)}
 		return a.actionAnswer(c, pc, id, f, http.StatusUnprocessableEntity, echoed)
 	}
+	if confirmText(rpc, "") != "" && f.Confirmed != "1" {
+		if asked, err := a.confirmAction(c, pc, id, rpc, f); asked || err != nil {
+			return err
+		}
+	}
 
+	var moved *client.Publication
 	err = a.call(c, func(token string) error {
 		if rpc == client.RPCAddReview {
 			_, err := a.api.AddReview(ctx(c), token, id, f.Note)
 			return err
 		}
-		_, err := a.api.Transition(ctx(c), token, rpc, client.TransitionArgs{
+		var err error
+		moved, err = a.api.Transition(ctx(c), token, rpc, client.TransitionArgs{
 			PublicationID: id, Note: f.Note, ScheduledFor: when, ExpectedVersion: f.ExpectedVersion,
 		})
 		return err
@@ -79,6 +90,9 @@ func (a *App) act(c echo.Context) error {
 		s, _ := stepFor(rpc, "")
 		done := s.done
 		a.log.InfoContext(ctx(c), "handlers: workflow action", "rpc", rpc, "project", pc.project.Slug)
+		if rpc == client.RPCUnschedule && f.Was != "" && f.Return == "" {
+			return a.undoable(c, pc, id, moved.Version, f.Was, done)
+		}
 		return a.actionAnswer(c, pc, id, f, http.StatusOK, formEcho{
 			notice: &pages.Notice{Kind: "success", Title: done, Text: "The history below shows the change."}, announce: done,
 		})
@@ -103,6 +117,44 @@ func (a *App) act(c echo.Context) error {
 	default:
 		return a.fail(c, err)
 	}
+}
+
+// confirmAction asks before a step that is hard to take back, as a page of its own; the form on
+// it sends the same step again with what the person filled in, confirmed. (With JS, htmx asks
+// in a dialog and sends confirmed=1 itself.) A step not offered to the person is not asked
+// about (asked is false): the service refuses it in words.
+func (a *App) confirmAction(c echo.Context, pc *projectContext, id, rpc string, f actionForm) (asked bool, err error) {
+	p, err := a.fetchPublication(c, pc, id)
+	if err != nil {
+		return true, a.fail(c, err)
+	}
+	if !slices.ContainsFunc(offered(pc.role, p.Status, p.AuthorID == pc.userID), func(s step) bool { return s.rpc == rpc }) {
+		return false, nil
+	}
+	s, _ := stepFor(rpc, p.Status)
+	base := publicationURL(pc.project.Slug, id)
+	return true, a.render(c, http.StatusOK, pages.Confirm(pages.ConfirmModel{
+		Page: a.frameSection(c, s.label, pc, "queue"), Heading: confirmText(rpc, p.Title),
+		Text:   "Nothing happens until you confirm.",
+		Action: base + "/actions/" + rpc, CSRF: str(stateOf(c).sess, keyCSRF), Confirm: s.label, CancelURL: base,
+		Hidden: map[string]string{"note": f.Note, "expected_version": strconv.Itoa(f.ExpectedVersion), "confirmed": "1", "return": f.Return},
+	}))
+}
+
+// undoable answers an unschedule with the page (or panel) at once, its notice offering to
+// schedule again at the old time: a redirect could not carry the form.
+func (a *App) undoable(c echo.Context, pc *projectContext, id string, version int, was, done string) error {
+	p, err := a.fetchPublication(c, pc, id)
+	if err != nil {
+		return a.fail(c, err)
+	}
+	undo := &pages.Action{Key: "undo", Label: "Undo: schedule it again for " + was, URL: publicationURL(pc.project.Slug, id) + "/actions/" + client.RPCSchedule,
+		CSRF: str(stateOf(c).sess, keyCSRF), ExpectedVersion: strconv.Itoa(version), Hidden: map[string]string{"scheduled_for": was}}
+	echoed := formEcho{notice: &pages.Notice{Kind: "success", Title: done, Text: "The history below shows the change.", Undo: undo}, announce: done}
+	if wantsPart(c, "workflow") {
+		return a.render(c, http.StatusOK, pages.WorkflowPart(a.workflow(c, pc, p, echoed)))
+	}
+	return a.render(c, http.StatusOK, pages.Detail(a.detail(c, pc, p, echoed)))
 }
 
 // actionAnswer shows the outcome of an action with the publication as it is now: the panel
@@ -141,7 +193,7 @@ func (a *App) actionAnswer(c echo.Context, pc *projectContext, id string, f acti
 // the panel's preview box (htmx) or the page with the note kept in its field (plain form).
 func (a *App) preview(c echo.Context) error {
 	rpc := c.Param("rpc")
-	if _, ok := stepFor(rpc, ""); !ok {
+	if _, ok := stepFor(rpc, ""); !ok && rpc != reviewKey {
 		return a.fail(c, errNotFound)
 	}
 	note := strings.TrimSpace(c.FormValue("note"))

@@ -19,9 +19,14 @@ import (
 // actionsOf lists the workflow actions a detail page offers, by RPC name.
 func actionsOf(p page) []string {
 	var out []string
-	p.doc.Find(`[data-testid="actions"] form`).Each(func(_ int, s *goquery.Selection) {
+	p.doc.Find(`[data-testid="actions"] form[data-testid^="action-"]`).Each(func(_ int, s *goquery.Selection) {
 		id, _ := s.Attr("data-testid")
 		out = append(out, strings.TrimPrefix(id, "action-"))
+	})
+	// The verdicts share the one review composer.
+	p.doc.Find(`[data-testid="composer"] button[data-testid^="verdict-"]`).Each(func(_ int, s *goquery.Selection) {
+		id, _ := s.Attr("data-testid")
+		out = append(out, strings.TrimPrefix(id, "verdict-"))
 	})
 	slices.Sort(out)
 	return out
@@ -353,12 +358,12 @@ func TestDashboard(t *testing.T) {
 		if st, _ := s.statusOf(t, target.id); st != "reviewing" {
 			t.Errorf("status changed to %s", st)
 		}
-		pv := b.post(base+"/preview/request_changes", url.Values{"note": {"**bold** <script>alert(1)</script>"}}, htmx("preview-request_changes")...)
+		pv := b.post(base+"/preview/review", url.Values{"note": {"**bold** <script>alert(1)</script>"}}, htmx("preview-review")...)
 		if pv.count("strong") != 1 || pv.count("script") != 0 {
 			t.Errorf("preview: %s", pv.body)
 		}
-		plain := b.post(base+"/preview/request_changes", url.Values{"note": {"*kept*"}})
-		if plain.text(`#note-request_changes`) != "*kept*" || plain.count(`[data-testid="preview-request_changes"] em`) != 1 {
+		plain := b.post(base+"/preview/review", url.Values{"note": {"*kept*"}})
+		if plain.text(`#note-review`) != "*kept*" || plain.count(`[data-testid="preview-review"] em`) != 1 {
 			t.Error("no-JS preview lost the note or did not render it")
 		}
 		done := b.post(base+"/actions/request_changes", url.Values{"note": {"Please cite the *source*."}, "expected_version": {itoa(v)}}, htmx("workflow")...)
@@ -396,7 +401,7 @@ func TestDashboard(t *testing.T) {
 		}
 		full := rev.post("/p/northwind/publications/"+target.id+"/actions/request_changes",
 			url.Values{"note": {"too late"}, "expected_version": {itoa(v)}})
-		if full.status != http.StatusConflict || full.count("html") != 1 || full.text("#note-request_changes") != "" && full.text(`[data-testid="status"]`) != "Approved" {
+		if full.status != http.StatusConflict || full.count("html") != 1 || full.text("#note-review") != "" && full.text(`[data-testid="status"]`) != "Approved" {
 			t.Errorf("no-JS 409: %d", full.status)
 		}
 	})
@@ -448,7 +453,7 @@ func TestDashboard(t *testing.T) {
 		if empty.status != http.StatusUnprocessableEntity || empty.count(`.field-error`) != 1 {
 			t.Errorf("reopen without a note: %d", empty.status)
 		}
-		done := b.post(base+"/actions/reopen", url.Values{"note": {"The venue changed."}, "expected_version": {itoa(v)}}, htmx("workflow")...)
+		done := b.post(base+"/actions/reopen", url.Values{"note": {"The venue changed."}, "expected_version": {itoa(v)}, "confirmed": {"1"}}, htmx("workflow")...)
 		if done.status != http.StatusOK || done.text(`[data-testid="workflow"] [data-testid="status"]`) != "Draft" ||
 			!strings.Contains(done.text(`[data-testid="event"]`), "reopened it to draft") {
 			t.Fatalf("reopen: %d %q", done.status, done.text(`[data-testid="status"]`))

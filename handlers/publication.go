@@ -91,6 +91,12 @@ func (a *App) detail(c echo.Context, pc *projectContext, p *client.Publication, 
 	if p.Author != nil {
 		m.Author = p.Author.DisplayName
 	}
+	if editable(pc.role, p.Status) {
+		m.EditURL = publicationURL(pc.project.Slug, p.ID) + "/edit"
+		if p.Status == "draft" && len(p.Events) == 0 {
+			m.DeleteURL = publicationURL(pc.project.Slug, p.ID) + "/delete"
+		}
+	}
 	canEditMedia := slices.Contains(editorPlus, pc.role)
 	csrf := str(stateOf(c).sess, keyCSRF)
 	for i, pm := range p.Media {
@@ -169,6 +175,30 @@ func promoItem(pr client.Promo) pages.PromoItem {
 	return it
 }
 
+// composer adds step s (a verdict: comment, request changes, approve) to the one review form,
+// keeping what the person typed when the page comes back after a refusal or a preview.
+func composer(c *pages.Composer, s step, base, csrf string, version int, f formEcho) *pages.Composer {
+	if c == nil {
+		c = &pages.Composer{CSRF: csrf, ExpectedVersion: strconv.Itoa(version),
+			Note: pages.NoteField{Label: "Your review", PreviewURL: base + "/preview/" + reviewKey}}
+	}
+	if f.rpc == s.rpc || f.rpc == reviewKey {
+		c.Note.Value, c.Note.Error = f.note, f.noteErr
+		if f.preview {
+			c.Note.Preview = f.note
+		}
+	}
+	label := s.label
+	if s.rpc == client.RPCAddReview {
+		label = "Comment"
+	}
+	c.Verdicts = append(c.Verdicts, pages.Verdict{Key: s.rpc, Label: label, URL: base + "/actions/" + s.rpc, Style: s.style})
+	// Comment first, then Request changes, then Approve, as review tools order them.
+	rank := map[string]int{client.RPCAddReview: 0, client.RPCRequestChanges: 1, client.RPCApprove: 2}
+	slices.SortStableFunc(c.Verdicts, func(a, b pages.Verdict) int { return rank[a.Key] - rank[b.Key] })
+	return c
+}
+
 // workflow builds the swappable panel: status, the actions this person may take now, reviews
 // and history.
 func (a *App) workflow(c echo.Context, pc *projectContext, p *client.Publication, f formEcho) pages.Workflow {
@@ -186,9 +216,16 @@ func (a *App) workflow(c echo.Context, pc *projectContext, p *client.Publication
 	base := publicationURL(pc.project.Slug, p.ID)
 	csrf := str(stateOf(c).sess, keyCSRF)
 	for _, s := range offered(pc.role, p.Status, p.AuthorID == pc.userID) {
+		if s.verdict {
+			w.Composer = composer(w.Composer, s, base, csrf, p.Version, f)
+			continue
+		}
 		act := pages.Action{
 			Key: s.rpc, Label: s.label, URL: base + "/actions/" + s.rpc, CSRF: csrf,
-			ExpectedVersion: strconv.Itoa(p.Version), Style: s.style,
+			ExpectedVersion: strconv.Itoa(p.Version), Style: s.style, Confirm: confirmText(s.rpc, p.Title),
+		}
+		if s.rpc == client.RPCUnschedule && p.ScheduledFor != nil {
+			act.Hidden = map[string]string{"was": p.ScheduledFor.In(k.loc).Format(dateTimeInput)}
 		}
 		if s.note != "" {
 			n := &pages.NoteField{Label: "Note (optional)", Required: s.note == "required", PreviewURL: base + "/preview/" + s.rpc}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -130,12 +131,16 @@ func (a *App) queue(c echo.Context) error {
 		c.Response().Header().Set("HX-Push-Url", q.url(pc.project.Slug, q.Page))
 		return a.render(c, http.StatusOK, pages.QueueResultsPart(results))
 	}
-	return a.render(c, http.StatusOK, pages.Queue(pages.QueueModel{
+	m := pages.QueueModel{
 		Page:    a.frameSection(c, "Review queue · "+pc.project.Name, pc, "queue"),
 		Action:  queueURL(pc.project.Slug),
 		Filters: queueFilters(pc, q),
 		Results: results,
-	}))
+	}
+	if slices.Contains(editorPlus, pc.role) {
+		m.NewURL = "/p/" + pc.project.Slug + "/publications/new"
+	}
+	return a.render(c, http.StatusOK, pages.Queue(m))
 }
 
 func queueFilters(pc *projectContext, q queueQuery) pages.QueueFilters {

@@ -20,7 +20,25 @@ type step struct {
 	// notAuthor hides the step from the publication's author (nobody approves their own work).
 	notAuthor bool
 	schedule  bool
-	done      string // what the live region and notice say afterwards
+	// verdict puts the step in the one review composer instead of a form of its own.
+	verdict bool
+	done    string // what the live region and notice say afterwards
+}
+
+// reviewKey names the composer where a step's name would be (its note field and preview).
+const reviewKey = "review"
+
+// confirmText is what is asked before a step that is hard to take back; "" for the others.
+func confirmText(rpc, title string) string {
+	switch rpc {
+	case client.RPCPublishNow:
+		return "Publish “" + title + "” now? It goes live at once."
+	case client.RPCArchive:
+		return "Archive “" + title + "”? It leaves circulation until a lead restores it."
+	case client.RPCReopen:
+		return "Reopen “" + title + "” to draft? Its date is cleared and it must be submitted and approved again."
+	}
+	return ""
 }
 
 var (
@@ -31,8 +49,8 @@ var (
 
 // steps in the order they appear on the page: the likely next move first.
 var steps = []step{
-	{rpc: client.RPCApprove, label: "Approve", from: []string{"reviewing"}, roles: reviewerPlus, note: "optional", style: "primary", notAuthor: true, done: "Approved."},
-	{rpc: client.RPCRequestChanges, label: "Request changes", from: []string{"reviewing"}, roles: reviewerPlus, note: "required", done: "Changes requested."},
+	{rpc: client.RPCApprove, label: "Approve", from: []string{"reviewing"}, roles: reviewerPlus, note: "optional", style: "primary", notAuthor: true, verdict: true, done: "Approved."},
+	{rpc: client.RPCRequestChanges, label: "Request changes", from: []string{"reviewing"}, roles: reviewerPlus, note: "required", verdict: true, done: "Changes requested."},
 	{rpc: client.RPCSubmit, label: "Submit for review", from: []string{"draft", "changes_requested"}, roles: editorPlus, note: "optional", style: "primary", done: "Submitted for review."},
 	{rpc: client.RPCSchedule, label: "Schedule", from: []string{"approved"}, roles: leadPlus, schedule: true, style: "primary", done: "Scheduled."},
 	{rpc: client.RPCSchedule, label: "Reschedule", from: []string{"scheduled"}, roles: leadPlus, schedule: true, done: "Rescheduled."},
@@ -42,7 +60,7 @@ var steps = []step{
 	{rpc: client.RPCWithdraw, label: "Withdraw to draft", from: []string{"reviewing", "changes_requested"}, roles: editorPlus, note: "optional", done: "Withdrawn to draft."},
 	{rpc: client.RPCRestore, label: "Restore to draft", from: []string{"archived"}, roles: leadPlus, done: "Restored to draft."},
 	{rpc: client.RPCArchive, label: "Archive", from: []string{"draft", "approved", "published"}, roles: leadPlus, note: "optional", style: "danger", done: "Archived."},
-	{rpc: client.RPCAddReview, label: "Add comment", roles: reviewerPlus, note: "required", done: "Comment added."},
+	{rpc: client.RPCAddReview, label: "Add comment", roles: reviewerPlus, note: "required", verdict: true, done: "Comment added."},
 }
 
 // offered lists the steps this role may take on a publication in status; author says whether

@@ -2,7 +2,10 @@ package client
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/url"
 )
 
 // Draft is what a person writes: the fields create_draft and update_draft take.
@@ -63,4 +66,40 @@ func (c *Client) DeleteDraft(ctx context.Context, accessToken, publicationID str
 		return &Error{Status: http.StatusNotFound, Message: "that draft cannot be deleted: it is not a draft, or not yours to delete"}
 	}
 	return nil
+}
+
+// SavePromo writes the publication's promo for channel: created if it has none, else its body
+// and link replaced (one upsert on publications' unique (publication_id, channel)). link ""
+// means none.
+func (c *Client) SavePromo(ctx context.Context, accessToken, publicationID, channel, body, link string) (*Promo, error) {
+	row := map[string]any{"publication_id": publicationID, "channel": channel, "body": body, "link": nil}
+	if link != "" {
+		row["link"] = link
+	}
+	q := url.Values{"on_conflict": {"publication_id,channel"}, "select": {"id,channel,body,link,updated_at"}}
+	res, err := c.do(ctx, request{method: http.MethodPost, path: "/rest/v1/promos", query: q, token: accessToken, body: row,
+		header: http.Header{"Prefer": {"resolution=merge-duplicates,return=representation"}}})
+	if err != nil {
+		return nil, err
+	}
+	var rows []Promo
+	if err := json.Unmarshal(res.body, &rows); err != nil || len(rows) != 1 {
+		return nil, fmt.Errorf("client: decode saved promo: %v (%d rows)", err, len(rows))
+	}
+	return &rows[0], nil
+}
+
+// DeletePromo removes the publication's promo for channel; removing one that is not there is
+// not an error.
+func (c *Client) DeletePromo(ctx context.Context, accessToken, publicationID, channel string) error {
+	q := From("promos").Eq("publication_id", publicationID).Eq("channel", channel)
+	_, err := c.do(ctx, request{method: http.MethodDelete, path: "/rest/v1/promos", query: q.params, token: accessToken})
+	return err
+}
+
+// Channels lists every channel with its limits, by name.
+func (c *Client) Channels(ctx context.Context, accessToken string) ([]Channel, error) {
+	var out []Channel
+	_, err := c.Get(ctx, accessToken, From("channels").Select("slug,name,limits").Order("name.asc"), &out)
+	return out, err
 }

@@ -104,6 +104,7 @@ func TestUpdateDraft(t *testing.T) {
 	}{
 		{"reviewerA", "42501", "A reviewer cannot edit publications", 2},
 		{"viewerA", "42501", "A viewer cannot edit publications", 2},
+		{"viewerA", "42501", "A viewer cannot edit publications", 1}, // the role first, whatever the version
 		{"editorB", "PT404", "publication not found", 2},
 		{"editorA", "PT400", "expected_version is required", nil},
 	} {

@@ -100,6 +100,10 @@ begin
   if not found then
     raise exception using errcode = 'PT404', message = 'publication not found';
   end if;
+  if coalesce(app.member_role(v.project_id), '') not in ('editor', 'lead', 'owner') then
+    raise exception using errcode = '42501',
+      message = format('%s cannot edit publications', app.role_phrase(app.member_role(v.project_id)));
+  end if;
   if v.version <> expected_version then
     raise exception using errcode = 'PT409',
       message = format('this publication changed since you read it: it is at version %s, you read version %s',

@@ -1,0 +1,116 @@
+package handlers_test
+
+import (
+	"github.com/PuerkitoBio/goquery"
+
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReviewComposer: a reviewer gets one note field with the verdicts beside it (Comment,
+// Request changes, Approve); a note typed once goes with whichever verdict is pressed, and a
+// verdict that needs a note keeps the page, and what was typed, when it is missing.
+func TestReviewComposer(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	target := pickNotBy(t, s.pubs(t, "northwind", "reviewing"), "reviewer@northwind.test")
+	base := "/p/northwind/publications/" + target.id
+	b := s.browser(t)
+	b.login("reviewer@northwind.test")
+	d := b.get(base)
+	var verdicts []string
+	d.doc.Find(`[data-testid="composer"] [data-testid^="verdict-"]`).Each(func(_ int, sel *goquery.Selection) {
+		verdicts = append(verdicts, strings.TrimSpace(sel.Text()))
+	})
+	if strings.Join(verdicts, ",") != "Comment,Request changes,Approve" || d.count(`[data-testid="composer"] textarea`) != 1 ||
+		d.count(`[data-testid="action-approve"], [data-testid="action-request_changes"], [data-testid="action-add_review"]`) != 0 {
+		t.Fatalf("composer verdicts %v, %d note fields", verdicts, d.count(`[data-testid="composer"] textarea`))
+	}
+	_, v := s.statusOf(t, target.id)
+	p := b.post(base+"/actions/request_changes", url.Values{"note": {" "}, "expected_version": {itoa(v)}})
+	if p.status != http.StatusUnprocessableEntity || p.text(`#note-err-review`) == "" {
+		t.Errorf("request changes without a note: %d %q", p.status, p.text(`#note-err-review`))
+	}
+	// The same note field, then Approve.
+	if p := b.post(base+"/actions/approve", url.Values{"note": {"Clear and *sourced*."}, "expected_version": {itoa(v)}}); p.status != http.StatusSeeOther {
+		t.Fatalf("approve with the composer's note: %d", p.status)
+	}
+	var notes, verdict string
+	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select notes, verdict from reviews where publication_id = $1 order by created_at desc limit 1`, target.id).Scan(&notes, &verdict); err != nil ||
+		notes != "Clear and *sourced*." || verdict != "approved" {
+		t.Errorf("the review written: %q %q %v", notes, verdict, err)
+	}
+}
+
+// TestConfirmations: Publish now, Archive and Reopen ask first: with JS as a dialog (hx-confirm,
+// which sends confirmed=1), without as a page of its own that keeps what was filled in; nothing
+// happens until confirmed. Unschedule offers to undo, scheduling again for the old time.
+func TestConfirmations(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	b := s.browser(t)
+	b.login("lead@northwind.test")
+	approved := s.pubs(t, "northwind", "approved")[0]
+	base := "/p/northwind/publications/" + approved.id
+	d := b.get(base)
+	for _, rpc := range []string{"publish_now", "archive", "reopen"} {
+		form := d.doc.Find(`[data-testid="action-` + rpc + `"]`)
+		if c, _ := form.Attr("hx-confirm"); c == "" || form.AttrOr("hx-vals", "") != `{"confirmed":"1"}` {
+			t.Errorf("%s asks nothing with JS: %q", rpc, c)
+		}
+	}
+	_, v := s.statusOf(t, approved.id)
+	c := b.post(base+"/actions/archive", url.Values{"note": {"Out of date."}, "expected_version": {itoa(v)}})
+	if c.status != http.StatusOK || !strings.HasPrefix(c.text(`[data-testid="confirm-heading"]`), "Archive “") ||
+		c.doc.Find(`input[name="note"]`).AttrOr("value", "") != "Out of date." {
+		t.Fatalf("archive without JS: %d %q", c.status, c.text(`[data-testid="confirm-heading"]`))
+	}
+	if st, v2 := s.statusOf(t, approved.id); st != "approved" || v2 != v {
+		t.Fatal("archive ran before it was confirmed")
+	}
+	form := url.Values{}
+	c.doc.Find(`form input[type="hidden"]`).Each(func(_ int, sel *goquery.Selection) {
+		form.Set(sel.AttrOr("name", ""), sel.AttrOr("value", ""))
+	})
+	if p := b.post(base+"/actions/archive", form); p.status != http.StatusSeeOther {
+		t.Fatalf("confirmed archive: %d", p.status)
+	}
+	if st, _ := s.statusOf(t, approved.id); st != "archived" {
+		t.Errorf("after confirming: %s", st)
+	}
+
+	// Unschedule, then undo.
+	// One due well in the future, so scheduling it again for the same time is allowed.
+	var scheduled pub
+	var at time.Time
+	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select p.id, p.scheduled_for from publications p join projects j on j.id = p.project_id
+		where j.slug = 'northwind' and p.status = 'scheduled' and p.scheduled_for > now() + interval '1 hour' order by p.scheduled_for limit 1`).Scan(&scheduled.id, &at); err != nil {
+		t.Fatal(err)
+	}
+	sbase := "/p/northwind/publications/" + scheduled.id
+	d = b.get(sbase)
+	was := d.doc.Find(`[data-testid="action-unschedule"] input[name="was"]`).AttrOr("value", "")
+	_, v = s.statusOf(t, scheduled.id)
+	u := b.post(sbase+"/actions/unschedule", url.Values{"expected_version": {itoa(v)}, "was": {was}})
+	undo := u.doc.Find(`[data-testid="notice"] [data-testid="action-undo"]`)
+	if u.status != http.StatusOK || undo.Length() != 1 {
+		t.Fatalf("unschedule offers no undo: %d %q", u.status, u.text(`[data-testid="notice"]`))
+	}
+	form = url.Values{}
+	undo.Find(`input[type="hidden"]`).Each(func(_ int, sel *goquery.Selection) {
+		form.Set(sel.AttrOr("name", ""), sel.AttrOr("value", ""))
+	})
+	if p := b.post(undo.AttrOr("action", ""), form); p.status != http.StatusSeeOther {
+		t.Fatalf("undo: %d %s", p.status, p.text(`[data-testid="notice"]`))
+	}
+	var again time.Time
+	var st string
+	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select status, scheduled_for from publications where id = $1`, scheduled.id).Scan(&st, &again); err != nil ||
+		st != "scheduled" || !again.Truncate(time.Minute).Equal(at.Truncate(time.Minute)) {
+		t.Errorf("after undo: %s at %s, want scheduled at %s (%v)", st, again, at, err)
+	}
+}
