@@ -146,4 +146,14 @@
   }
 
   Array.prototype.forEach.call(document.querySelectorAll("form[data-draft-key]"), setupDraft);
+
+  // On a phone the queue's filters start folded behind their button; the page works unfolded
+  // without script, and wider screens always show them (the button is hidden there).
+  var narrow = window.matchMedia && window.matchMedia("(max-width: 40rem)");
+  Array.prototype.forEach.call(document.querySelectorAll("details[data-collapse-narrow]"), function (d) {
+    if (narrow && narrow.matches) d.open = false;
+    if (narrow && narrow.addEventListener) {
+      narrow.addEventListener("change", function (e) { if (!e.matches) d.open = true; });
+    }
+  });
 })();

@@ -73,6 +73,18 @@ func (w *world) write(t *testing.T, js bool) {
 	ed.do("phone viewport", chromedp.EmulateViewport(390, 844))
 	ed.until("no sideways scroll", `document.documentElement.scrollWidth <= window.innerWidth`)
 	ed.shot("write-05-phone")
+	// On a phone the status and actions come before the article, and the queue's filters fold
+	// behind one button (with script; without, they stay open and the page still works).
+	ed.navigate("the draft on a phone", chromedp.Click(chromedp.CSS(`.crumbs a`)))
+	ed.until("status and actions above the article", `document.querySelector('#workflow').getBoundingClientRect().top < document.querySelector('[data-testid="pub-body"]').getBoundingClientRect().top && document.documentElement.scrollWidth <= window.innerWidth`)
+	ed.shot("write-06-phone-detail")
+	ed.navigate("the queue on a phone", chromedp.Navigate(w.url+"/p/northwind/queue"))
+	if js {
+		ed.until("filters folded", `document.querySelector('[data-testid="filters-box"]').open === false && document.querySelector('[data-testid="filters-box"] summary').offsetHeight > 0`)
+	} else {
+		ed.until("filters open without script", `document.querySelector('[data-testid="filters-box"]').open === true`)
+	}
+	ed.shot("write-07-phone-queue")
 	ed.do("desktop viewport", chromedp.EmulateReset())
 }
 

@@ -286,8 +286,9 @@ func (w *world) journey(t *testing.T, js bool, target [2]string) {
 		// htmx keeps no history cache, so Back reloads the page: mark this document, go Back,
 		// and wait for a fresh document (no mark) that shows the unfiltered queue.
 		rev.do("Back", chromedp.Evaluate[chromedp.Void](`window.__old = true`), chromedp.NavigateBack())
-		rev.until("the unfiltered queue after Back", `window.__old === undefined && document.readyState === "complete"`+
-			` && location.search === "" && document.querySelector("#results-title")?.textContent === "In review"`)
+		// The reviewer's start page is the queue of what others wrote.
+		rev.until("the start page's queue after Back", `window.__old === undefined && document.readyState === "complete"`+
+			` && location.search === "?author=others" && document.querySelector("#results-title")?.textContent === "In review"`)
 	}
 	// Find it with the search field, then open it: j and Enter with script, a click without.
 	if js {

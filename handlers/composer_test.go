@@ -114,3 +114,40 @@ func TestConfirmations(t *testing.T) {
 		t.Errorf("after undo: %s at %s, want scheduled at %s (%v)", st, again, at, err)
 	}
 }
+
+// TestStartPages: the queue filters a start page uses select what the role needs: an editor's
+// own drafts and changes requested; a reviewer's publications written by others.
+func TestStartPages(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	ed := s.browser(t)
+	ed.login("editor@northwind.test")
+	q := ed.get("/p/northwind/queue?status=writing&author=me")
+	if q.status != http.StatusOK || q.count(`[data-testid="queue-row"]`) == 0 {
+		t.Fatalf("the editor's start: %d, %d rows", q.status, q.count(`[data-testid="queue-row"]`))
+	}
+	q.doc.Find(`[data-testid="queue-row"] [data-testid="status"]`).Each(func(_ int, sel *goquery.Selection) {
+		if st := strings.TrimSpace(sel.Text()); st != "Draft" && st != "Changes requested" {
+			t.Errorf("the editor's start lists a row %q", st)
+		}
+	})
+	mine := 0
+	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select count(*) from publications p join projects j on j.id = p.project_id
+		join profiles a on a.id = p.author_id where j.slug = 'northwind' and a.email = 'editor@northwind.test' and p.status in ('draft', 'changes_requested')`).Scan(&mine); err != nil {
+		t.Fatal(err)
+	}
+	if got := q.count(`[data-testid="queue-row"]`); got != min(mine, 25) {
+		t.Errorf("the editor's start lists %d rows, they have %d drafts and changes requested", got, mine)
+	}
+	rev := s.browser(t)
+	rev.login("reviewer@northwind.test")
+	q = rev.get("/p/northwind/queue?author=others")
+	own := 0
+	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select count(*) from publications p join projects j on j.id = p.project_id
+		join profiles a on a.id = p.author_id where j.slug = 'northwind' and a.email <> 'reviewer@northwind.test' and p.status = 'reviewing'`).Scan(&own); err != nil {
+		t.Fatal(err)
+	}
+	if got := q.count(`[data-testid="queue-row"]`); q.status != http.StatusOK || got != min(own, 25) {
+		t.Errorf("the reviewer's start lists %d rows, %d in review were written by others", got, own)
+	}
+}

@@ -68,9 +68,19 @@ func TestDashboard(t *testing.T) {
 				t.Parallel()
 				b := s.browser(t)
 				b.login(r.email)
+				// A start page per role.
+				start := map[string]string{
+					"lead@northwind.test":     "/p/northwind/schedule",
+					"editor@northwind.test":   "/p/northwind/queue?status=writing&author=me",
+					"reviewer@northwind.test": "/p/northwind/queue?author=others",
+					"viewer@northwind.test":   "/p/northwind/queue",
+				}
 				home := b.get("/")
-				if home.status != http.StatusSeeOther || !strings.HasSuffix(home.location(), "/queue") {
-					t.Fatalf("/ = %d → %q", home.status, home.location())
+				if want, ok := start[r.email]; home.status != http.StatusSeeOther || (ok && home.location() != want) || !strings.HasPrefix(home.location(), "/p/") {
+					t.Fatalf("/ = %d → %q, want %q", home.status, home.location(), want)
+				}
+				if p := b.get(home.location()); p.status != http.StatusOK {
+					t.Fatalf("the start page %s: %d", home.location(), p.status)
 				}
 				q := b.get("/p/northwind/queue")
 				if q.status != http.StatusOK || q.count(`[data-testid="queue-row"]`) == 0 {
@@ -118,7 +128,7 @@ func TestDashboard(t *testing.T) {
 			if q.status != http.StatusOK || q.count(`[data-testid="project-switcher"] a[href="/p/northwind/queue"]`) != 1 {
 				t.Fatalf("switcher: %d", q.status)
 			}
-			if home := b.get("/"); home.location() != "/p/acme-travel/queue" {
+			if home := b.get("/"); !strings.HasPrefix(home.location(), "/p/acme-travel/") {
 				t.Errorf("remembered project: / → %q", home.location())
 			}
 			d := b.get("/p/acme-travel/publications/" + acme[0].id)

@@ -19,6 +19,7 @@ var statusLabels = map[string]string{
 	"scheduled":         "Scheduled",
 	"published":         "Published",
 	"archived":          "Archived",
+	"writing":           "Being written (drafts and changes requested)",
 }
 
 // statusOrder lists statuses in workflow order, for filters.

@@ -31,6 +31,16 @@ type queueQuery struct {
 	Page       int    `query:"page"`
 }
 
+// statusGroups are queue filters over more than one status, with their labels in statusLabels.
+var statusGroups = map[string][]string{"writing": {"draft", "changes_requested"}}
+
+// authorMe and authorOthers filter the queue by the person looking at it: what they wrote, or
+// what someone else did (the start pages of editors and reviewers).
+const (
+	authorMe     = "me"
+	authorOthers = "others"
+)
+
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // normalise drops values the service would refuse, so a hand-edited URL shows a page rather
@@ -39,13 +49,13 @@ func (q *queueQuery) normalise() {
 	if q.Status == "" {
 		q.Status = "reviewing"
 	}
-	if _, ok := statusLabels[q.Status]; !ok && q.Status != "all" {
+	if _, ok := statusLabels[q.Status]; !ok && q.Status != "all" && statusGroups[q.Status] == nil {
 		q.Status = "reviewing"
 	}
 	if !uuidRE.MatchString(q.Collection) {
 		q.Collection = ""
 	}
-	if !uuidRE.MatchString(q.Author) {
+	if !uuidRE.MatchString(q.Author) && q.Author != authorMe && q.Author != authorOthers {
 		q.Author = ""
 	}
 	if _, err := time.Parse(dateInput, q.From); err != nil {
@@ -98,7 +108,16 @@ func (a *App) queue(c echo.Context) error {
 		ProjectID: pc.project.ID, CollectionID: q.Collection, AuthorID: q.Author, Text: q.Text,
 		Offset: (q.Page - 1) * pageSize, Limit: pageSize,
 	}
-	if q.Status != "all" {
+	switch q.Author {
+	case authorMe:
+		f.AuthorID = pc.userID
+	case authorOthers:
+		f.AuthorID, f.NotAuthorID = "", pc.userID
+	}
+	switch {
+	case statusGroups[q.Status] != nil:
+		f.Statuses = statusGroups[q.Status]
+	case q.Status != "all":
 		f.Statuses = []string{q.Status}
 	}
 	if t, err := time.ParseInLocation(dateInput, q.From, pc.clock.loc); err == nil {
@@ -148,10 +167,14 @@ func queueFilters(pc *projectContext, q queueQuery) pages.QueueFilters {
 	for _, s := range statusOrder {
 		f.Status = append(f.Status, pages.Option{Value: s, Label: statusLabels[s], Selected: q.Status == s})
 	}
+	f.Status = append(f.Status, pages.Option{Value: "writing", Label: statusLabels["writing"], Selected: q.Status == "writing"})
 	f.Status = append(f.Status, pages.Option{Value: "all", Label: "Any status", Selected: q.Status == "all"})
 	for _, col := range pc.project.Collections {
 		f.Collections = append(f.Collections, pages.Option{Value: col.ID, Label: col.Name, Selected: q.Collection == col.ID})
 	}
+	f.Authors = append(f.Authors,
+		pages.Option{Value: authorMe, Label: "Me", Selected: q.Author == authorMe},
+		pages.Option{Value: authorOthers, Label: "Anyone but me", Selected: q.Author == authorOthers})
 	for _, m := range pc.project.Members {
 		name := m.UserID
 		if m.Profile != nil {

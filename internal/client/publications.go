@@ -27,6 +27,8 @@ type QueueFilter struct {
 	Statuses     []string // empty means every status
 	CollectionID string
 	AuthorID     string
+	// NotAuthorID leaves out what this user wrote ("what others wrote", a reviewer's start).
+	NotAuthorID string
 	// ScheduledFrom and ScheduledTo bound scheduled_for (inclusive, exclusive) when set.
 	ScheduledFrom, ScheduledTo time.Time
 	// Text is matched, case-insensitively, against title and summary.
@@ -62,6 +64,9 @@ func (c *Client) Queue(ctx context.Context, accessToken string, f QueueFilter) (
 	}
 	if f.AuthorID != "" {
 		q.Eq("author_id", f.AuthorID)
+	}
+	if f.NotAuthorID != "" {
+		q.Filter("author_id", "neq", f.NotAuthorID)
 	}
 	if !f.ScheduledFrom.IsZero() {
 		q.Filter("scheduled_for", "gte", f.ScheduledFrom.UTC().Format(time.RFC3339))
