@@ -147,6 +147,69 @@
 
   Array.prototype.forEach.call(document.querySelectorAll("form[data-draft-key]"), setupDraft);
 
+  // Image uploads: a file can be dropped on the field; its type and size are checked before
+  // anything is sent (the server checks again); the upload shows its progress. The answer is
+  // the editor's: a redirect (HX-Redirect, as htmx would get) or the media section with the
+  // refusal in words, swapped in place.
+  function setupUpload(form) {
+    var input = form.querySelector("input[type=file]");
+    var zone = form.querySelector("[data-drop-zone]");
+    var bar = form.querySelector("progress");
+    var errorBox = form.querySelector("[data-upload-error]");
+    var types = (form.getAttribute("data-types") || "").split(",");
+    var maxBytes = Number(form.getAttribute("data-max-bytes"));
+    function fail(text) {
+      errorBox.textContent = text;
+      errorBox.hidden = false;
+    }
+    if (zone && input) {
+      zone.addEventListener("dragover", function (e) { e.preventDefault(); zone.classList.add("dragging"); });
+      zone.addEventListener("dragleave", function () { zone.classList.remove("dragging"); });
+      zone.addEventListener("drop", function (e) {
+        e.preventDefault();
+        zone.classList.remove("dragging");
+        if (e.dataTransfer && e.dataTransfer.files.length) input.files = e.dataTransfer.files;
+      });
+    }
+    form.addEventListener("submit", function (e) {
+      var file = input && input.files[0];
+      if (!file || !window.FormData || !window.XMLHttpRequest) return;
+      e.preventDefault();
+      errorBox.hidden = true;
+      if (types.indexOf(file.type) < 0) return fail("Only PNG, JPEG, GIF and WebP images can be uploaded; this file is " + (file.type || "of an unknown type") + ".");
+      if (file.size > maxBytes) return fail("The image is larger than " + form.getAttribute("data-max-words") + ".");
+      var xhr = new XMLHttpRequest();
+      xhr.open("POST", form.action);
+      xhr.setRequestHeader("HX-Request", "true");
+      xhr.upload.addEventListener("progress", function (ev) {
+        if (ev.lengthComputable) bar.value = Math.round(100 * ev.loaded / ev.total);
+      });
+      xhr.addEventListener("load", function () {
+        var to = xhr.getResponseHeader("HX-Redirect");
+        if (xhr.status < 300 && to) {
+          // Back to this same page (at #media): a new hash alone would not reload it.
+          var u = new URL(to, window.location.href);
+          if (u.pathname === window.location.pathname && u.search === window.location.search) {
+            window.location.hash = u.hash;
+            window.location.reload();
+          } else {
+            window.location.assign(to);
+          }
+          return;
+        }
+        var fresh = new DOMParser().parseFromString(xhr.responseText, "text/html").getElementById("media");
+        var here = document.getElementById("media");
+        if (fresh && here) { here.replaceWith(fresh); setupUpload(fresh.querySelector("form[data-upload]")); }
+        else fail("The upload did not work (" + xhr.status + "). Try again.");
+      });
+      xhr.addEventListener("error", function () { bar.hidden = true; fail("The upload was interrupted. Try again."); });
+      bar.hidden = false;
+      bar.value = 0;
+      xhr.send(new FormData(form));
+    });
+  }
+  Array.prototype.forEach.call(document.querySelectorAll("form[data-upload]"), setupUpload);
+
   // On a phone the queue's filters start folded behind their button; the page works unfolded
   // without script, and wider screens always show them (the button is hidden there).
   var narrow = window.matchMedia && window.matchMedia("(max-width: 40rem)");

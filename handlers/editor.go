@@ -154,6 +154,7 @@ func (a *App) savedEditor(c echo.Context, pc *projectContext, p *client.Publicat
 	}
 	m := a.existingEditor(c, pc, p, f)
 	m.Promos, m.AddChannels = a.promoCards(c, pc, p, all, add)
+	m.Media = a.mediaSection(c, pc, p)
 	m.AddURL = publicationURL(pc.project.Slug, p.ID) + "/edit"
 	return m
 }
@@ -184,6 +185,7 @@ func (a *App) existingEditor(c echo.Context, pc *projectContext, p *client.Publi
 	m := a.editorModel(c, pc, "Edit: "+p.Title, base+"/edit", base+"/edit/preview", base, f)
 	m.ExpectedVersion = strconv.Itoa(f.ExpectedVersion)
 	m.StorageKey = "masthead:edit:" + p.ID
+	m.Preview, m.ShowPreview = f.Body, f.Body != "" // the text as it reads now, from the start
 	round := 0
 	if len(p.Revisions) > 0 {
 		round = p.Revisions[0].Round

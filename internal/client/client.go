@@ -82,6 +82,8 @@ type request struct {
 	query  url.Values
 	token  string // access token; empty sends the publishable key as bearer (anon)
 	body   any
+	// raw, when set, is sent as the body instead of body's JSON, with the header's Content-Type.
+	raw    io.Reader
 	header http.Header
 }
 
@@ -101,7 +103,7 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 		// them unescaped (url.Values.Encode would escape them, which works but reads badly in logs).
 		u.RawQuery = encodeQuery(r.query)
 	}
-	var body io.Reader
+	var body io.Reader = r.raw
 	if r.body != nil {
 		b, err := json.Marshal(r.body)
 		if err != nil {

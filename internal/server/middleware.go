@@ -16,6 +16,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+
+	"masthead/handlers"
 )
 
 // requestID gives every request an id, in the X-Request-Id response header and the access log.
@@ -172,10 +174,13 @@ func cors() echo.MiddlewareFunc {
 	})
 }
 
-// bodyLimit caps request bodies at 1 MB, except uploads, which storage limits itself.
+// bodyLimit caps request bodies at 1 MB, except uploads (to /storage/v1 and the dashboard's
+// image upload), which limit themselves.
 var bodyLimit = middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
-	Limit:   "1M",
-	Skipper: func(c echo.Context) bool { return strings.HasPrefix(c.Request().URL.Path, "/storage/v1/") },
+	Limit: "1M",
+	Skipper: func(c echo.Context) bool {
+		return strings.HasPrefix(c.Request().URL.Path, "/storage/v1/") || handlers.IsUpload(c.Request())
+	},
 })
 
 // ipExtractor decides the client IP for rate limits and logs: the TCP peer, unless the peer is

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"masthead/handlers"
 )
 
 // Slow clients. The header has ReadHeaderTimeout; a body must keep arriving. Without this, a
@@ -67,9 +69,10 @@ func (s *Server) guardBody(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// isTransfer says whether r moves an object (upload or download), which may take minutes.
+// isTransfer says whether r moves an object (upload or download, the dashboard's image upload
+// included), which may take minutes.
 func isTransfer(r *http.Request) bool {
-	return strings.HasPrefix(r.URL.Path, "/storage/v1/object/")
+	return strings.HasPrefix(r.URL.Path, "/storage/v1/object/") || handlers.IsUpload(r)
 }
 
 // guardedBody is a request body whose every read must come within idle of the last and
