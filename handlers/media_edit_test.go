@@ -98,7 +98,7 @@ func TestMediaInTheEditor(t *testing.T) {
 	if got := strings.Join(attached(), ","); got != "A blue boat,A red boat" {
 		t.Errorf("after moving up: %s", got)
 	}
-	detach, _ := b.get(base+"/edit").doc.Find(`[data-testid="media-row"]`).First().Find(`form`).Last().Attr("action")
+	detach, _ := b.get(base + "/edit").doc.Find(`[data-testid="media-row"]`).First().Find(`form`).Last().Attr("action")
 	if p := b.post(detach, nil); p.status != http.StatusSeeOther {
 		t.Fatalf("detach: %d", p.status)
 	}
