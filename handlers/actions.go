@@ -48,6 +48,9 @@ func (a *App) act(c echo.Context) error {
 	var when time.Time
 	if rpc == client.RPCSchedule {
 		when, err = time.ParseInLocation(dateTimeInput, f.ScheduledFor, pc.clock.loc)
+		if err != nil { // a datetime-local with seconds (step below a minute) is as valid
+			when, err = time.ParseInLocation(dateTimeInput+":05", f.ScheduledFor, pc.clock.loc)
+		}
 		switch {
 		case err != nil:
 			echoed.whenErr = "Enter a date and time."
