@@ -62,6 +62,7 @@ type App struct {
 	now     func() time.Time
 	refresh *refresher
 	demo    pages.DemoLogins
+	chans   channelCache
 }
 
 // New checks cfg and builds the dashboard.

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -159,14 +161,39 @@ func (a *App) savedEditor(c echo.Context, pc *projectContext, p *client.Publicat
 	return m
 }
 
+// channels lists the networks with their limits. The list is the same for everyone who may
+// read it (channels_read admits every signed-in person) and changes with a migration, so it is
+// kept for channelsTTL: the promo counter asks for it on every pause in typing.
 func (a *App) channels(c echo.Context) ([]client.Channel, error) {
+	a.chans.mu.Lock()
+	if a.chans.list != nil && a.now().Sub(a.chans.at) < channelsTTL {
+		all := a.chans.list
+		a.chans.mu.Unlock()
+		return all, nil
+	}
+	a.chans.mu.Unlock()
 	var all []client.Channel
 	err := a.call(c, func(token string) error {
 		var err error
 		all, err = a.api.Channels(ctx(c), token)
 		return err
 	})
+	if err == nil {
+		a.chans.mu.Lock()
+		a.chans.list, a.chans.at = all, a.now()
+		a.chans.mu.Unlock()
+	}
 	return all, err
+}
+
+// channelsTTL is how long the dashboard keeps the channel list.
+const channelsTTL = time.Minute
+
+// channelCache is the kept channel list.
+type channelCache struct {
+	mu   sync.Mutex
+	list []client.Channel
+	at   time.Time
 }
 
 // notEditable sends the person back to the publication, saying why they cannot edit it.

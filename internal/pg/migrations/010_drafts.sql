@@ -134,3 +134,10 @@ end $$;
 
 create trigger publications_delete_guard before delete on public.publications
   for each row execute function app.publications_delete_guard();
+
+-- A title is one line of plain text: control characters and the bidi controls that can make it
+-- read differently from what it holds (U+202A–U+202E, U+2066–U+2069) are refused, wherever
+-- the write comes from.
+alter table public.publications
+  add constraint title_without_control_or_bidi_characters
+  check (title !~ '[[:cntrl:]\u202a-\u202e\u2066-\u2069]');
