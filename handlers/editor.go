@@ -233,7 +233,11 @@ func (a *App) existingEditor(c echo.Context, pc *projectContext, p *client.Publi
 // newer version nothing is overwritten: the editor comes back with the person's text still in
 // it, what is saved now beside it, and the new version to save over once they have looked.
 func (a *App) savePublication(c echo.Context) error {
-	pc, p, err := a.loadPublication(c)
+	id := c.Param("id")
+	if !uuidRE.MatchString(id) {
+		return a.fail(c, errNotFound)
+	}
+	pc, err := a.loadProjects(c, c.Param("slug"))
 	if err != nil {
 		return a.fail(c, err)
 	}
@@ -241,22 +245,32 @@ func (a *App) savePublication(c echo.Context) error {
 	if err := c.Bind(&f); err != nil {
 		return a.fail(c, &client.Error{Status: http.StatusBadRequest, Message: "the form could not be read"})
 	}
+	var saved *client.Publication
+	if strings.TrimSpace(f.Title) != "" {
+		// The save goes first: the publication is read only when the answer is not a success.
+		err = a.call(c, func(token string) error {
+			var err error
+			saved, err = a.api.UpdateDraft(ctx(c), token, id, f.ExpectedVersion, f.draft())
+			return err
+		})
+		if err == nil {
+			a.log.InfoContext(ctx(c), "handlers: draft saved", "project", pc.project.Slug)
+			a.flash(c, layout.Flash{Kind: "success", Text: "Saved: version " + strconv.Itoa(saved.Version) + "."})
+			return a.redirect(c, publicationURL(pc.project.Slug, id))
+		}
+		if e, ok := client.ErrorOf(err); !ok || e.Status >= 500 {
+			return a.fail(c, err)
+		}
+	}
+	p, perr := a.fetchPublication(c, pc, id)
+	if perr != nil {
+		return a.fail(c, perr)
+	}
 	m := a.existingEditor(c, pc, p, f)
-	if strings.TrimSpace(f.Title) == "" {
+	if err == nil { // no title: nothing was sent
 		m.Errors["title"] = "Give it a title."
 		m.Notice = &pages.Notice{Kind: "error", Title: "Nothing was saved.", Text: "Give it a title."}
 		return a.render(c, http.StatusUnprocessableEntity, pages.Editor(m))
-	}
-	var saved *client.Publication
-	err = a.call(c, func(token string) error {
-		var err error
-		saved, err = a.api.UpdateDraft(ctx(c), token, p.ID, f.ExpectedVersion, f.draft())
-		return err
-	})
-	if err == nil {
-		a.log.InfoContext(ctx(c), "handlers: draft saved", "project", pc.project.Slug)
-		a.flash(c, layout.Flash{Kind: "success", Text: "Saved: version " + strconv.Itoa(saved.Version) + "."})
-		return a.redirect(c, publicationURL(pc.project.Slug, p.ID))
 	}
 	if client.StatusOf(err) == http.StatusConflict && p.Version != f.ExpectedVersion && editable(pc.role, p.Status) {
 		// p was read just now: it is what is saved. Their text stays; the version moves on, so
