@@ -54,6 +54,12 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 		cfg.MaxConns = 8
 	}
 	cfg.MaxConnIdleTime = 5 * time.Minute
+	// No JIT compilation unless the URL asks for it: requests are short, and compiling a plan
+	// whose estimate crosses jit_above_cost costs about a second on its first run per
+	// connection (seen on the inbox at 10,000 publications a project) to save milliseconds.
+	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
+		cfg.ConnConfig.RuntimeParams["jit"] = "off"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pg: connect: %w", err)
