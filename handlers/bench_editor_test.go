@@ -3,14 +3,10 @@ package handlers_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,48 +79,12 @@ func BenchmarkEditor(b *testing.B) {
 	}
 }
 
-// benchWriters has every writer make request do until b.N are made, pausing about pause
-// (± 50 %) after each, and reports the latency percentiles and service calls per request.
+// benchWriters has every writer make request do until b.N are made (see benchLoop).
 func benchWriters(b *testing.B, s *stack, writers []*writer, pause time.Duration, do func(w *writer, i int) (int, int)) {
-	s.calls.Store(0)
-	var mu sync.Mutex
-	lat := make([]time.Duration, 0, b.N)
-	var next atomic.Int64
-	b.ResetTimer()
-	var wg sync.WaitGroup
-	for _, w := range writers {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= b.N {
-					return
-				}
-				start := time.Now()
-				got, want := do(w, i)
-				d := time.Since(start)
-				if got != want {
-					b.Errorf("status %d, want %d", got, want)
-					return
-				}
-				mu.Lock()
-				lat = append(lat, d)
-				mu.Unlock()
-				if pause > 0 {
-					time.Sleep(pause/2 + rand.N(pause))
-				}
-			}
-		})
-	}
-	wg.Wait()
-	b.StopTimer()
-	slices.Sort(lat)
-	if len(lat) == 0 {
-		return
-	}
-	pct := func(q float64) float64 {
-		return float64(lat[min(len(lat)-1, int(q*float64(len(lat))))].Microseconds()) / 1000
-	}
-	b.ReportMetric(pct(0.50), "p50_ms")
-	b.ReportMetric(pct(0.95), "p95_ms")
-	b.ReportMetric(float64(s.calls.Load())/float64(len(lat)), "calls/req")
+	benchLoop(b, s, len(writers), pause, func(u, i int) error {
+		if got, want := do(writers[u], i); got != want {
+			return fmt.Errorf("status %d, want %d", got, want)
+		}
+		return nil
+	})
 }

@@ -69,13 +69,25 @@ func BenchmarkPages(b *testing.B) {
 // benchPage has every person request path(i) for i up to b.N, pausing about pause (± 50 %)
 // after each page, and reports the latency percentiles and service calls per page.
 func benchPage(b *testing.B, s *stack, people []*browser, pause time.Duration, path func(int) string) {
+	benchLoop(b, s, len(people), pause, func(u, i int) error {
+		if status := people[u].fetch(path(i)); status != http.StatusOK {
+			return fmt.Errorf("%s: %d", path(i), status)
+		}
+		return nil
+	})
+}
+
+// benchLoop runs do(worker, i) for i up to b.N on workers goroutines at once, each pausing
+// about pause (± 50 %) after each request, and reports the median and 95th percentile of the
+// time one takes and the service calls per request. A worker stops at its first error.
+func benchLoop(b *testing.B, s *stack, workers int, pause time.Duration, do func(worker, i int) error) {
 	s.calls.Store(0)
 	var mu sync.Mutex
 	lat := make([]time.Duration, 0, b.N)
 	var next atomic.Int64
 	b.ResetTimer()
 	var wg sync.WaitGroup
-	for u := range benchUsers {
+	for u := range workers {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1)) - 1
@@ -83,10 +95,10 @@ func benchPage(b *testing.B, s *stack, people []*browser, pause time.Duration, p
 					return
 				}
 				start := time.Now()
-				status := people[u].fetch(path(i))
+				err := do(u, i)
 				d := time.Since(start)
-				if status != http.StatusOK {
-					b.Errorf("%s: %d", path(i), status)
+				if err != nil {
+					b.Error(err)
 					return
 				}
 				mu.Lock()

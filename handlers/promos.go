@@ -24,10 +24,7 @@ func (a *App) promoCards(c echo.Context, pc *projectContext, p *client.Publicati
 	for _, pr := range p.Promos {
 		have[pr.Channel] = pr
 	}
-	var order []string
-	for _, slug := range pc.project.DefaultChannels {
-		order = append(order, slug)
-	}
+	order := slices.Clone(pc.project.DefaultChannels)
 	for _, pr := range p.Promos {
 		if !slices.Contains(order, pr.Channel) {
 			order = append(order, pr.Channel)
