@@ -157,6 +157,12 @@ func (a *App) savedEditor(c echo.Context, pc *projectContext, p *client.Publicat
 	m := a.existingEditor(c, pc, p, f)
 	m.Promos, m.AddChannels = a.promoCards(c, pc, p, all, add)
 	m.Media = a.mediaSection(c, pc, p)
+	// Without the checklist the editor still works, so a failure is logged, not shown.
+	checks, _, err := a.readiness(c, p)
+	if err != nil {
+		a.log.WarnContext(ctx(c), "handlers: readiness unavailable", "route", c.Path(), "err", err)
+	}
+	m.Readiness = checks
 	m.AddURL = publicationURL(pc.project.Slug, p.ID) + "/edit"
 	return m
 }

@@ -68,6 +68,11 @@ func TestWriteADraft(t *testing.T) {
 	if e.doc.Find(`input[name="expected_version"]`).AttrOr("value", "") != "1" || e.doc.Find(`#body`).Text() != form.Get("body") {
 		t.Fatalf("the editor does not hold the saved text at version 1")
 	}
+	// The go-live checklist, as the database judges it, beside the text: the text is there, the
+	// promos are not yet.
+	if e.count(`[data-testid="readiness"] li.ok`) == 0 || e.count(`[data-testid="readiness"] li.not-ok`) == 0 {
+		t.Errorf("the editor's checklist: %d done, %d missing", e.count(`[data-testid="readiness"] li.ok`), e.count(`[data-testid="readiness"] li.not-ok`))
+	}
 	edit := url.Values{"title": {"Harbour fireworks"}, "summary": {"Saturday at nine."}, "body": {"# Fireworks\n\nBring a blanket and a torch."}, "expected_version": {"1"}}
 	if p := b.post(detail+"/edit", edit); p.status != http.StatusSeeOther || p.location() != detail {
 		t.Fatalf("save: %d %q %s", p.status, p.location(), p.text(`[data-testid="editor-notice"]`))
