@@ -202,6 +202,9 @@ func TestPromoCards(t *testing.T) {
 	if e.count(`[data-testid="promo-card-x"]`) != 1 {
 		t.Fatalf("the test needs x among northwind's default channels: %v", defaults)
 	}
+	if got := e.text(`[data-testid="rules-x"]`); got != "A link counts as 23 characters; at most 2 hashtags." {
+		t.Errorf("X's rules: %q", got)
+	}
 
 	// The counter: X counts a link as 23 and allows 280.
 	p = b.post(base+"/promos/x/count", url.Values{"body": {strings.Repeat("a", 250)}, "link": {"https://northwind.example/a/very/long/path/indeed"}}, htmx("count-x")...)

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -66,7 +67,18 @@ func promoCount(ch client.Channel, body, link string) pages.PromoCount {
 		pr.Link = &link
 	}
 	it := promoItem(pr)
-	return pages.PromoCount{Channel: ch.Slug, Text: it.Count, Warning: it.Warning, Over: it.Over}
+	var rules []string
+	if ch.Limits.URLChars > 0 {
+		rules = append(rules, fmt.Sprintf("a link counts as %d characters", ch.Limits.URLChars))
+	}
+	if ch.Limits.MaxHashtags > 0 {
+		rules = append(rules, fmt.Sprintf("at most %d hashtags", ch.Limits.MaxHashtags))
+	}
+	rule := ""
+	if len(rules) > 0 {
+		rule = strings.ToUpper(rules[0][:1]) + strings.Join(rules, "; ")[1:] + "."
+	}
+	return pages.PromoCount{Channel: ch.Slug, Text: it.Count, Warning: it.Warning, Over: it.Over, Rules: rule}
 }
 
 // channelOf finds the channel named in the URL among all, or errNotFound.
