@@ -210,6 +210,30 @@
   }
   Array.prototype.forEach.call(document.querySelectorAll("form[data-upload]"), setupUpload);
 
+  // Images can be dragged to a new place; the new order is sent at once and the page reloads
+  // with the order the service kept. The Move up / Move down buttons do the same without script.
+  Array.prototype.forEach.call(document.querySelectorAll("ol[data-order-url]"), function (list) {
+    var dragged = null;
+    Array.prototype.forEach.call(list.querySelectorAll("[data-media-id]"), function (row) {
+      row.setAttribute("draggable", "true");
+      row.addEventListener("dragstart", function (e) {
+        dragged = row;
+        if (e.dataTransfer) e.dataTransfer.setData("text/plain", row.getAttribute("data-media-id"));
+      });
+      row.addEventListener("dragover", function (e) { e.preventDefault(); });
+      row.addEventListener("drop", function (e) {
+        e.preventDefault();
+        if (!dragged || dragged === row) return;
+        var rows = Array.prototype.slice.call(list.children);
+        list.insertBefore(dragged, rows.indexOf(dragged) < rows.indexOf(row) ? row.nextSibling : row);
+        var order = Array.prototype.map.call(list.querySelectorAll("[data-media-id]"), function (r) { return r.getAttribute("data-media-id"); });
+        var body = new URLSearchParams({ order: order.join(","), _csrf: list.getAttribute("data-csrf") });
+        fetch(list.getAttribute("data-order-url"), { method: "POST", body: body, headers: { "HX-Request": "true" }, credentials: "same-origin" })
+          .then(function () { window.location.hash = "media"; window.location.reload(); });
+      });
+    });
+  });
+
   // On a phone the queue's filters start folded behind their button; the page works unfolded
   // without script, and wider screens always show them (the button is hidden there).
   var narrow = window.matchMedia && window.matchMedia("(max-width: 40rem)");

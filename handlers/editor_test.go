@@ -205,6 +205,10 @@ func TestPromoCards(t *testing.T) {
 	if got := e.text(`[data-testid="rules-x"]`); got != "A link counts as 23 characters; at most 2 hashtags." {
 		t.Errorf("X's rules: %q", got)
 	}
+	// A new promo links to the publication's canonical URL: the project's site and its slug.
+	if got := e.doc.Find(`#promo-link-x`).AttrOr("value", ""); got != "https://northwind.test/promo-practice" {
+		t.Errorf("the link a new promo gets: %q", got)
+	}
 
 	// The counter: X counts a link as 23 and allows 280.
 	p = b.post(base+"/promos/x/count", url.Values{"body": {strings.Repeat("a", 250)}, "link": {"https://northwind.example/a/very/long/path/indeed"}}, htmx("count-x")...)

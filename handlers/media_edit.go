@@ -49,7 +49,7 @@ func limitUpload(next echo.HandlerFunc) echo.HandlerFunc {
 func (a *App) mediaSection(c echo.Context, pc *projectContext, p *client.Publication) *pages.MediaEditor {
 	base := publicationURL(pc.project.Slug, p.ID) + "/media"
 	csrf := str(stateOf(c).sess, keyCSRF)
-	m := &pages.MediaEditor{UploadURL: base, CSRF: csrf, MaxBytes: maxUploadBytes, MaxWords: sizeWords(maxUploadBytes)}
+	m := &pages.MediaEditor{UploadURL: base, OrderURL: base + "/order", CSRF: csrf, MaxBytes: maxUploadBytes, MaxWords: sizeWords(maxUploadBytes)}
 	for t := range uploadTypes {
 		m.Types = append(m.Types, t)
 	}
@@ -154,6 +154,23 @@ func (a *App) moveMedia(c echo.Context) error {
 		return a.redirect(c, publicationURL(pc.project.Slug, p.ID)+"/edit#media")
 	}
 	ids[i], ids[j] = ids[j], ids[i]
+	err = a.call(c, func(token string) error { return a.api.ReorderMedia(ctx(c), token, p.ID, ids) })
+	return a.mediaAnswer(c, pc, p, err, "Order saved.")
+}
+
+// orderMedia is POST …/media/order (order=id,id,…): the images in the order given, as app.js
+// sends it when an image is dragged to a new place.
+func (a *App) orderMedia(c echo.Context) error {
+	pc, p, err := a.loadPublication(c)
+	if err != nil {
+		return a.fail(c, err)
+	}
+	ids := strings.Split(c.FormValue("order"), ",")
+	for _, id := range ids {
+		if !uuidRE.MatchString(id) {
+			return a.fail(c, &client.Error{Status: http.StatusBadRequest, Message: "order must list the images' ids, separated by commas"})
+		}
+	}
 	err = a.call(c, func(token string) error { return a.api.ReorderMedia(ctx(c), token, p.ID, ids) })
 	return a.mediaAnswer(c, pc, p, err, "Order saved.")
 }

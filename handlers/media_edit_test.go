@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/PuerkitoBio/goquery"
 )
 
 // pngOf is a w×h PNG.
@@ -98,7 +100,26 @@ func TestMediaInTheEditor(t *testing.T) {
 	if got := strings.Join(attached(), ","); got != "A blue boat,A red boat" {
 		t.Errorf("after moving up: %s", got)
 	}
-	detach, _ := b.get(base + "/edit").doc.Find(`[data-testid="media-row"]`).First().Find(`form`).Last().Attr("action")
+	// The order a drag sends (app.js): every image's id in the new order.
+	e = b.get(base + "/edit")
+	var ids []string
+	e.doc.Find(`[data-testid="media-row"]`).Each(func(_ int, sel *goquery.Selection) { ids = append(ids, sel.AttrOr("data-media-id", "")) })
+	if p := b.post(base+"/media/order", url.Values{"order": {ids[1] + "," + ids[0]}}); p.status != http.StatusSeeOther {
+		t.Fatalf("order: %d", p.status)
+	}
+	if got := strings.Join(attached(), ","); got != "A red boat,A blue boat" {
+		t.Errorf("after the dragged order: %s", got)
+	}
+	if p := b.post(base+"/media/order", url.Values{"order": {"x,y"}}); p.status != http.StatusBadRequest {
+		t.Errorf("an order that is not ids: %d", p.status)
+	}
+	if p := b.post(base+"/media/order", url.Values{"order": {ids[0]}}); p.status != http.StatusSeeOther || !strings.Contains(b.get(base+"/edit").text(`[data-testid="flash"]`), "changed meanwhile") {
+		t.Errorf("an order that leaves an image out is refused in words")
+	}
+	if got := strings.Join(attached(), ","); got != "A red boat,A blue boat" {
+		t.Errorf("a refused order changed it: %s", got)
+	}
+	detach, _ := b.get(base + "/edit").doc.Find(`[data-testid="media-row"]`).Last().Find(`form`).Last().Attr("action")
 	if p := b.post(detach, nil); p.status != http.StatusSeeOther {
 		t.Fatalf("detach: %d", p.status)
 	}

@@ -45,8 +45,11 @@ func (a *App) promoCards(c echo.Context, pc *projectContext, p *client.Publicati
 		pr, exists := have[slug]
 		card := pages.PromoCard{Channel: slug, Name: ch.Name, Body: pr.Body, Exists: exists,
 			SaveURL: base + slug, RemoveURL: base + slug + "/delete", CountURL: base + slug + "/count", CSRF: csrf}
-		if pr.Link != nil {
+		switch {
+		case pr.Link != nil:
 			card.Link = *pr.Link
+		case !exists:
+			card.Link = canonicalURL(pc.project, p) // a new promo links to the publication
 		}
 		card.Count = promoCount(ch, card.Body, card.Link)
 		cards = append(cards, card)
@@ -58,6 +61,15 @@ func (a *App) promoCards(c echo.Context, pc *projectContext, p *client.Publicati
 		}
 	}
 	return cards, more
+}
+
+// canonicalURL is where readers find p: its project's site URL and its slug, or "" when the
+// project has no site URL.
+func canonicalURL(pr *client.Project, p *client.Publication) string {
+	if pr.SiteURL == "" {
+		return ""
+	}
+	return strings.TrimRight(pr.SiteURL, "/") + "/" + p.Slug
 }
 
 // promoCount measures body and link as channel ch counts them.

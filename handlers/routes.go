@@ -39,6 +39,7 @@ func (a *App) Register(e *echo.Echo) {
 	e.POST("/p/:slug/publications/:id/promos/:channel/count", a.countPromo, in...)
 	e.POST("/p/:slug/publications/:id/promos/:channel/delete", a.removePromo, in...)
 	e.POST("/p/:slug/publications/:id/media", a.uploadMedia, append([]echo.MiddlewareFunc{limitUpload}, in...)...)
+	e.POST("/p/:slug/publications/:id/media/order", a.orderMedia, in...)
 	e.POST("/p/:slug/publications/:id/media/:mid/move", a.moveMedia, in...)
 	e.POST("/p/:slug/publications/:id/media/:mid/detach", a.detachMedia, in...)
 	e.GET("/p/:slug/publications/:id/delete", a.confirmDelete, in...)

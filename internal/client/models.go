@@ -14,13 +14,16 @@ type Profile struct {
 
 // Project is a tenant, with the caller's view of its members and collections when embedded.
 type Project struct {
-	ID              string       `json:"id"`
-	Slug            string       `json:"slug"`
-	Name            string       `json:"name"`
-	Timezone        string       `json:"timezone"`
-	DefaultChannels []string     `json:"default_channels"`
-	Members         []Member     `json:"project_members,omitempty"`
-	Collections     []Collection `json:"collections,omitempty"`
+	ID              string   `json:"id"`
+	Slug            string   `json:"slug"`
+	Name            string   `json:"name"`
+	Timezone        string   `json:"timezone"`
+	DefaultChannels []string `json:"default_channels"`
+	// SiteURL is where the project's publications are read; a publication's canonical URL is
+	// SiteURL/slug. Empty when the project has none.
+	SiteURL     string       `json:"site_url"`
+	Members     []Member     `json:"project_members,omitempty"`
+	Collections []Collection `json:"collections,omitempty"`
 }
 
 // RoleOf is userID's role in p according to the embedded members, or "".

@@ -12,7 +12,7 @@ import (
 func (c *Client) Projects(ctx context.Context, accessToken string) ([]Project, error) {
 	var out []Project
 	q := From("projects").
-		Select("id,slug,name,timezone,default_channels,"+
+		Select("id,slug,name,timezone,default_channels,site_url,"+
 			"collections(id,slug,name,kind),"+
 			"project_members(user_id,role,profile:profiles(display_name))").
 		Order("name.asc").

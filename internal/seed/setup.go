@@ -85,9 +85,9 @@ func setup(ctx context.Context, pool *pgxpool.Pool, opts Options) ([]*team, erro
 			p := &projects[i]
 			t := &team{spec: p, collections: map[string]string{}, maxChars: maxChars}
 			if err := tx.QueryRow(ctx, `
-				insert into public.projects (slug, name, default_channels, timezone)
-				values ($1, $2, $3, $4) returning id::text`,
-				p.Slug, p.Name, p.Channels, p.Timezone).Scan(&t.projectID); err != nil {
+				insert into public.projects (slug, name, default_channels, timezone, site_url)
+				values ($1, $2, $3, $4, $5) returning id::text`,
+				p.Slug, p.Name, p.Channels, p.Timezone, "https://"+p.Domain).Scan(&t.projectID); err != nil {
 				return fmt.Errorf("seed: create project %s: %w", p.Slug, err)
 			}
 			members := []struct {

@@ -141,3 +141,10 @@ create trigger publications_delete_guard before delete on public.publications
 alter table public.publications
   add constraint title_without_control_or_bidi_characters
   check (title !~ '[[:cntrl:]\u202a-\u202e\u2066-\u2069]');
+
+-- site_url is where a project's publications are read (https://northwind.example): a
+-- publication's canonical URL is site_url/slug, the link a promo gets unless it says otherwise.
+alter table public.projects
+  add column site_url text constraint site_url_is_an_http_url
+    check (site_url ~ '^https?://[^[:space:]]+$' and length(site_url) <= 500);
+grant update (site_url) on public.projects to authenticated;
