@@ -151,3 +151,41 @@ func TestStartPages(t *testing.T) {
 		t.Errorf("the reviewer's start lists %d rows, %d in review were written by others", got, own)
 	}
 }
+
+// TestQueueGoLiveBadge: each queue row not yet live carries the database's verdict on whether
+// it may go live, the same as readiness() gives, with what still fails in words.
+func TestQueueGoLiveBadge(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	b := s.browser(t)
+	b.login("lead@northwind.test")
+	q := b.get("/p/northwind/queue?status=all")
+	own := s.env.DB.Owner(t)
+	checked := 0
+	q.doc.Find(`[data-testid="queue-row"]`).Each(func(_ int, row *goquery.Selection) {
+		id := strings.TrimPrefix(row.Find("a.row-title").AttrOr("href", ""), "/p/northwind/publications/")
+		var status string
+		var ready *bool
+		if err := own.QueryRow(context.Background(), `select p.status, app.is_ready(p.id) from publications p where p.id = $1`, id).Scan(&status, &ready); err != nil {
+			t.Fatal(err)
+		}
+		badge := row.Find(`[data-testid="golive"]`)
+		if status == "published" || status == "archived" {
+			if badge.Length() != 0 {
+				t.Errorf("%s row has a go-live badge", status)
+			}
+			return
+		}
+		checked++
+		label := strings.TrimSpace(badge.Text())
+		if (ready != nil && *ready) != strings.HasPrefix(label, "Ready to go live") {
+			t.Errorf("%s: badge %q, readiness says ready=%v", id, label, *ready)
+		}
+		if !*ready && badge.AttrOr("title", "") == "" {
+			t.Errorf("%s: not ready, but the badge does not say what fails", id)
+		}
+	})
+	if checked == 0 {
+		t.Fatal("no row to check")
+	}
+}

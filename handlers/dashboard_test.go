@@ -17,6 +17,18 @@ import (
 )
 
 // actionsOf lists the workflow actions a detail page offers, by RPC name.
+// draftOf is one of the demo editor's drafts in northwind.
+func draftOf(t *testing.T, s *stack) string {
+	t.Helper()
+	for _, p := range s.pubs(t, "northwind", "draft") {
+		if p.authorEmail == "editor@northwind.test" {
+			return p.id
+		}
+	}
+	t.Fatal("no draft by the editor")
+	return ""
+}
+
 func actionsOf(p page) []string {
 	var out []string
 	p.doc.Find(`[data-testid="actions"] form[data-testid^="action-"]`).Each(func(_ int, s *goquery.Selection) {
@@ -252,15 +264,20 @@ func TestDashboard(t *testing.T) {
 			path string
 			max  int64
 		}{
-			// the projects, the page of the queue, and visit() (what is new since last time)
-			{"/p/northwind/queue", 3},
-			{"/p/northwind/queue?status=all&q=the&page=2", 3},
+			// the projects, the page of the queue, readiness_summary() for the page's rows (the
+			// database judges readiness, and a function's verdict cannot be embedded), and
+			// visit() (what is new since last time): a fixed number, whatever the page holds
+			{"/p/northwind/queue", 4},
+			{"/p/northwind/queue?status=all&q=the&page=2", 4},
 			// the projects, the publication with every embed, and readiness() (the database is
 			// the one judge of it, and PostgREST cannot embed a function's rows)
 			{"/p/northwind/publications/" + reviewing[0].id, 3},
 			// the projects, the schedule, and when the scheduler last ran
 			{"/p/northwind/schedule", 3},
 			{"/schedule?view=month", 3},
+			// the projects, the publication, the channel list (kept a minute, so the page's
+			// first view asks), and readiness()
+			{"/p/northwind/publications/" + draftOf(t, s) + "/edit", 4},
 		} {
 			s.calls.Store(0)
 			if p := b.get(c.path); p.status != http.StatusOK {

@@ -129,10 +129,18 @@ func (a *App) queue(c echo.Context) error {
 	var rows []client.Publication
 	var total int
 	var seen *time.Time
+	var golive map[string]client.ReadinessSummary
 	err = a.call(c, func(token string) error {
 		var err error
 		if rows, total, err = a.api.Queue(ctx(c), token, f); err != nil {
 			return err
+		}
+		// The badge is the database's verdict, the one readiness() gives; without it the queue
+		// still serves, so a failure is logged, not shown.
+		if ids := goLiveCandidates(rows); len(ids) > 0 {
+			if golive, err = a.api.ReadinessOf(ctx(c), token, ids); err != nil {
+				a.log.WarnContext(ctx(c), "handlers: readiness unavailable", "route", c.Path(), "err", err)
+			}
 		}
 		seen, err = a.api.Visit(ctx(c), token, "queue:"+pc.project.ID)
 		return err
@@ -141,6 +149,11 @@ func (a *App) queue(c echo.Context) error {
 		return a.fail(c, err)
 	}
 	results := a.queueResults(pc, q, rows, total)
+	for i, p := range rows {
+		if g, ok := golive[p.ID]; ok {
+			results.Rows[i].GoLive = goLiveBadge(g)
+		}
+	}
 	for i, p := range rows {
 		results.Rows[i].New = seen != nil && p.UpdatedAt.After(*seen)
 	}
@@ -247,6 +260,29 @@ func queueRow(pc *projectContext, p client.Publication) pages.QueueRow {
 	}
 	row.InStatus = row.Status.Label + " for " + span(pc.clock.now.Sub(since))
 	return row
+}
+
+// goLiveCandidates are the rows whose readiness is worth a badge: not yet live nor archived.
+func goLiveCandidates(rows []client.Publication) []string {
+	var ids []string
+	for _, p := range rows {
+		if p.Status != "published" && p.Status != "archived" {
+			ids = append(ids, p.ID)
+		}
+	}
+	return ids
+}
+
+// goLiveBadge words the database's verdict for a queue row.
+func goLiveBadge(g client.ReadinessSummary) *pages.GoLive {
+	if g.Ready {
+		return &pages.GoLive{Ready: true, Label: "Ready to go live"}
+	}
+	label := "1 thing before it can go live"
+	if n := len(g.Failing); n != 1 {
+		label = strconv.Itoa(n) + " things before it can go live"
+	}
+	return &pages.GoLive{Label: label, Failing: g.Failing}
 }
 
 // readiness judges promos against the project's default channels: each needs a promo within

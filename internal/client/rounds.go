@@ -123,3 +123,24 @@ func (c *Client) Scheduler(ctx context.Context, accessToken string) (SchedulerSt
 	}
 	return rows[0], nil
 }
+
+// ReadinessSummary is one publication's go-live verdict in a list.
+type ReadinessSummary struct {
+	PublicationID string   `json:"publication_id"`
+	Ready         bool     `json:"ready"`
+	Failing       []string `json:"failing"`
+}
+
+// ReadinessOf judges many publications in one call (the database's readiness, as
+// Readiness gives it for one); ids the caller cannot see are left out of the answer.
+func (c *Client) ReadinessOf(ctx context.Context, accessToken string, publicationIDs []string) (map[string]ReadinessSummary, error) {
+	var rows []ReadinessSummary
+	if err := c.RPC(ctx, accessToken, "readiness_summary", map[string]any{"publication_ids": publicationIDs}, &rows); err != nil {
+		return nil, err
+	}
+	out := make(map[string]ReadinessSummary, len(rows))
+	for _, r := range rows {
+		out[r.PublicationID] = r
+	}
+	return out, nil
+}

@@ -74,3 +74,18 @@ as $$
    where a.n <= greatest(coalesce(max_per_reason, 50), 1)
    order by a.since
 $$;
+
+-- readiness_summary judges many publications at once, for lists (the dashboard's queue shows a
+-- badge per row): for each id the caller can see, whether every check passes and, if not, what
+-- fails, in the words of readiness(). Ids the caller cannot see are left out.
+create function public.readiness_summary(publication_ids uuid[])
+returns table (publication_id uuid, ready boolean, failing text[])
+language sql stable
+as $$
+  select p.id, bool_and(r.ok), coalesce(array_agg(r.detail order by r."check") filter (where not r.ok), '{}')
+    from public.publications p, app.readiness_of(p) r
+   where p.id = any (publication_ids)
+   group by p.id
+$$;
+revoke execute on function public.readiness_summary(uuid[]) from public, anon;
+grant execute on function public.readiness_summary(uuid[]) to authenticated;
