@@ -146,13 +146,14 @@ func TestEditorialLoop(t *testing.T) {
 	lead.shot("loop-075-confirm")
 	lead.navigate("cancel", chromedp.Click(chromedp.CSS(`.confirm a.btn`)))
 	status(lead, "Approved")
-	// A few seconds ahead, so the scheduler's publishing is seen without waiting for a minute:
+	// Seconds ahead, so the scheduler's publishing is seen without waiting for a minute:
 	// the field takes seconds once its step allows them.
 	london, err := time.LoadLocation("Europe/London")
 	if err != nil {
 		t.Fatal(err)
 	}
-	when := time.Now().Add(4 * time.Second).In(london).Format("2006-01-02T15:04:05")
+	// Far enough ahead that a slow machine still schedules it in the future.
+	when := time.Now().Add(12 * time.Second).In(london).Format("2006-01-02T15:04:05")
 	lead.until("a time with seconds", `(() => { const f = document.querySelector('#when-schedule'); f.step = '1'; f.value = `+quote(when)+`; return f.value === `+quote(when)+`; })()`)
 	lead.do("schedule", chromedp.Click(chromedp.CSS(`[data-testid="action-schedule"] button:not([formaction])`)))
 	status(lead, "Scheduled")
@@ -160,7 +161,7 @@ func TestEditorialLoop(t *testing.T) {
 
 	// The scheduler publishes it; the page says so once reloaded.
 	own := env.DB.Owner(t)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var st string
 		if err := own.QueryRow(context.Background(), `select status from publications where title = $1`, title).Scan(&st); err != nil {
