@@ -20,9 +20,8 @@ type shares struct {
 	per  int
 	wait time.Duration
 
-	mu     sync.Mutex
-	slots  map[string]*share
-	waited func() // test hook: called when a request starts to wait for a slot
+	mu    sync.Mutex
+	slots map[string]*share
 }
 
 type share struct {
@@ -55,9 +54,6 @@ func (s *shares) take(ctx context.Context, key string) (func(), error) {
 	case sh.sem <- struct{}{}:
 		return func() { <-sh.sem; leave() }, nil
 	default:
-	}
-	if s.waited != nil {
-		s.waited()
 	}
 	t := time.NewTimer(s.wait)
 	defer t.Stop()
