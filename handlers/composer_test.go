@@ -30,6 +30,14 @@ func TestReviewComposer(t *testing.T) {
 		d.count(`[data-testid="action-approve"], [data-testid="action-request_changes"], [data-testid="action-add_review"]`) != 0 {
 		t.Fatalf("composer verdicts %v, %d note fields", verdicts, d.count(`[data-testid="composer"] textarea`))
 	}
+	if d.count(`[data-testid="no-actions"]`) != 0 {
+		t.Error("the composer is offered, yet the page says there is nothing to do")
+	}
+	viewer := s.browser(t)
+	viewer.login("viewer@northwind.test")
+	if v := viewer.get(base); v.count(`[data-testid="no-actions"]`) != 1 || v.count(`[data-testid="composer"]`) != 0 {
+		t.Error("a viewer is not told there is nothing for them to do")
+	}
 	_, v := s.statusOf(t, target.id)
 	p := b.post(base+"/actions/request_changes", url.Values{"note": {" "}, "expected_version": {itoa(v)}})
 	if p.status != http.StatusUnprocessableEntity || p.text(`#note-err-review`) == "" {

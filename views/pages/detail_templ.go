@@ -1086,7 +1086,7 @@ func WorkflowPart(w Workflow) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if len(w.Actions) == 0 {
+		if len(w.Actions) == 0 && w.Composer == nil {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 83, "<p class=\"muted\" data-testid=\"no-actions\">Nothing for you to do at this stage.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
