@@ -34,7 +34,7 @@ func (a *App) act(c echo.Context) error {
 	}
 	var f actionForm
 	if err := c.Bind(&f); err != nil {
-		return a.fail(c, &client.Error{Status: http.StatusBadRequest, Message: "the form could not be read"})
+		return a.fail(c, errBadForm)
 	}
 	f.Note = strings.TrimSpace(f.Note)
 	pc, err := a.loadProjects(c, c.Param("slug"))

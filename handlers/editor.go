@@ -81,7 +81,7 @@ func (a *App) createPublication(c echo.Context) error {
 	}
 	var f draftForm
 	if err := c.Bind(&f); err != nil {
-		return a.fail(c, &client.Error{Status: http.StatusBadRequest, Message: "the form could not be read"})
+		return a.fail(c, errBadForm)
 	}
 	m := a.newEditor(c, pc, f)
 	if strings.TrimSpace(f.Title) == "" {
@@ -249,7 +249,7 @@ func (a *App) savePublication(c echo.Context) error {
 	}
 	var f draftForm
 	if err := c.Bind(&f); err != nil {
-		return a.fail(c, &client.Error{Status: http.StatusBadRequest, Message: "the form could not be read"})
+		return a.fail(c, errBadForm)
 	}
 	var saved *client.Publication
 	if strings.TrimSpace(f.Title) != "" {
@@ -312,7 +312,7 @@ func conflict(p *client.Publication, f draftForm) *pages.ConflictModel {
 func (a *App) previewDraft(c echo.Context) error {
 	var f draftForm
 	if err := c.Bind(&f); err != nil {
-		return a.fail(c, &client.Error{Status: http.StatusBadRequest, Message: "the form could not be read"})
+		return a.fail(c, errBadForm)
 	}
 	if wantsPart(c, "body-preview") {
 		return a.render(c, http.StatusOK, pages.EditorPreviewPart(f.Body, true))

@@ -18,6 +18,9 @@ import (
 // answered alike, so the dashboard never confirms that something exists.
 var errNotFound = errors.New("handlers: not found")
 
+// errBadForm answers a form that could not be decoded (a hand-made request, a wrong type).
+var errBadForm = &client.Error{Status: http.StatusBadRequest, Message: "the form could not be read"}
+
 // fail answers err as a page: the service's refusals in words, anything else as a failure
 // whose cause is logged and never shown.
 func (a *App) fail(c echo.Context, err error) error {
