@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -175,6 +176,56 @@ func TestEditorRefusals(t *testing.T) {
 	}
 	if st, _ := s.statusOf(t, withHistory); st != "draft" {
 		t.Error("the draft with a history was changed")
+	}
+}
+
+// TestWritingFormsRefuseForgery: every writing form refuses a forged CSRF token, and a
+// viewer's hand-made write to any of them changes nothing of the draft.
+func TestWritingFormsRefuseForgery(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	draft := s.pubs(t, "northwind", "draft")[0]
+	base := "/p/northwind/publications/" + draft.id
+	state := func() string {
+		var v string
+		if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select concat_ws('|', p.version, p.title,
+			(select count(*) from promos where publication_id = p.id), (select string_agg(media_id::text, ',' order by position) from publication_media where publication_id = p.id))
+			from publications p where p.id = $1`, draft.id).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before := state()
+	forms := []struct {
+		path string
+		form url.Values
+	}{
+		{"/p/northwind/publications/new", url.Values{"title": {"Forged"}}},
+		{base + "/edit", url.Values{"title": {"Forged"}, "body": {"x"}, "expected_version": {strconv.Itoa(draft.version)}}},
+		{base + "/promos/x", url.Values{"body": {"Forged promo"}}},
+		{base + "/promos/x/delete", nil},
+		{base + "/media/order", url.Values{"order": {"00000000-0000-0000-0000-000000000000"}}},
+		{base + "/delete", nil},
+	}
+	editor := s.browser(t)
+	editor.login("editor@northwind.test")
+	for _, f := range forms {
+		v := url.Values{"_csrf": {"forged"}}
+		for k, vs := range f.form {
+			v[k] = vs
+		}
+		if p := editor.post(f.path, v); p.status != http.StatusForbidden {
+			t.Errorf("%s with a forged token: %d", f.path, p.status)
+		}
+	}
+	viewer := s.browser(t)
+	viewer.login("viewer@northwind.test")
+	viewer.get(base)
+	for _, f := range forms {
+		viewer.post(f.path, f.form)
+	}
+	if after := state(); after != before {
+		t.Errorf("forged writes changed the draft: %s → %s", before, after)
 	}
 }
 

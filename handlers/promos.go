@@ -88,7 +88,7 @@ func promoCount(ch client.Channel, body, link string) pages.PromoCount {
 	}
 	rule := ""
 	if len(rules) > 0 {
-		rule = strings.ToUpper(rules[0][:1]) + strings.Join(rules, "; ")[1:] + "."
+		rule = sentence(strings.Join(rules, "; "))
 	}
 	return pages.PromoCount{Channel: ch.Slug, Text: it.Count, Warning: it.Warning, Over: it.Over, Rules: rule}
 }

@@ -85,18 +85,11 @@ func TestResponseBytesCap(t *testing.T) {
 		start := time.Now()
 		refused(t, f.do(t, call{user: "leadA", path: "/slow_rows_each?select=*"}))
 		took := time.Since(start)
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		waitFor(t, "the refused read to end in PostgreSQL", func() bool {
 			var running int
 			mustScan(t, own.QueryRow(context.Background(), `select count(*) from pg_stat_activity where query like '%slow_rows_each%' and pid <> pg_backend_pid()`), &running)
-			if running == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the refused read still runs in PostgreSQL")
-			}
-			time.Sleep(20 * time.Millisecond) // polling pg_stat_activity for a condition
-		}
+			return running == 0
+		})
 		t.Logf("a read of 20 ms rows refused at 1 KiB after %s", took.Round(time.Millisecond))
 		for range 3 {
 			if r := f.do(t, call{user: "leadA", path: "/publications?select=title"}); r.status != http.StatusOK {
@@ -130,18 +123,11 @@ func TestPoolShare(t *testing.T) {
 	var wg sync.WaitGroup
 	var held reply
 	wg.Go(func() { held = f.do(t, call{method: http.MethodPost, user: "leadA", path: "/rpc/hold", body: "{}"}) })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitFor(t, "the first request to reach the lock", func() bool {
 		var waiting int
 		mustScan(t, own.QueryRow(ctx, `select count(*) from pg_locks where locktype = 'advisory' and not granted`), &waiting)
-		if waiting == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first request never reached the lock")
-		}
-		time.Sleep(10 * time.Millisecond) // polling pg_locks for a condition
-	}
+		return waiting == 1
+	})
 
 	r := f.do(t, call{user: "leadA", path: "/publications?select=title"})
 	e := r.object(t)

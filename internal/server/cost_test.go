@@ -47,16 +47,7 @@ func TestExpensiveRequestRefused(t *testing.T) {
 			project, p.pubs, u.ID); err != nil {
 			t.Fatal(err)
 		}
-		res, body := get(t, http.MethodPost, e.URL+"/auth/v1/token?grant_type=password",
-			map[string]string{"apikey": e.Key, "Content-Type": "application/json"},
-			strings.NewReader(`{"email":"`+u.Email+`","password":"a long password"}`))
-		var tok struct {
-			AccessToken string `json:"access_token"`
-		}
-		if res.StatusCode != http.StatusOK || json.Unmarshal(body, &tok) != nil {
-			t.Fatalf("sign in: %d %s", res.StatusCode, body)
-		}
-		token[p.slug] = tok.AccessToken
+		token[p.slug] = accessToken(t, e.URL, e.Key, u.Email, "a long password")
 	}
 	read := func(who, query string) (int, map[string]any, time.Duration) {
 		start := time.Now()

@@ -66,22 +66,14 @@ func TestSchedulerPublishesThroughServer(t *testing.T) {
 	as("reviewer", `update publications set status = 'approved' where project_id = $1`, project)
 
 	// One item scheduled over REST by the lead, two seconds ahead.
-	res, body := get(t, http.MethodPost, base+"/auth/v1/token?grant_type=password",
-		map[string]string{"apikey": e.Key, "Content-Type": "application/json"},
-		strings.NewReader(`{"email":"lead@sched.test","password":"a long password"}`))
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	if res.StatusCode != http.StatusOK || json.Unmarshal(body, &tok) != nil {
-		t.Fatalf("sign in: %d %s", res.StatusCode, body)
-	}
+	token := accessToken(t, base, e.Key, "lead@sched.test", "a long password")
 	var first string
 	if err := own.QueryRow(bg, `select id from publications where slug = 'item-0'`).Scan(&first); err != nil {
 		t.Fatal(err)
 	}
 	due := time.Now().Add(2 * time.Second).UTC()
-	res, body = get(t, http.MethodPost, base+"/rest/v1/rpc/schedule",
-		map[string]string{"apikey": e.Key, "Authorization": "Bearer " + tok.AccessToken, "Content-Type": "application/json"},
+	res, body := get(t, http.MethodPost, base+"/rest/v1/rpc/schedule",
+		map[string]string{"apikey": e.Key, "Authorization": "Bearer " + token, "Content-Type": "application/json"},
 		strings.NewReader(fmt.Sprintf(`{"publication_id":%q,"scheduled_for":%q}`, first, due.Format(time.RFC3339Nano))))
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("schedule: %d %s", res.StatusCode, body)
@@ -107,9 +99,10 @@ func TestSchedulerPublishesThroughServer(t *testing.T) {
 		t.Fatalf("%d scheduled items: %v", len(dueAt), rows.Err())
 	}
 
-	// The loop is done when nothing is left; a minute is far beyond any interval.
-	deadline := time.Now().Add(time.Minute)
-	for {
+	// The loop is done when nothing is left: after each of its runs (awaited in its log) the
+	// test looks; 120 runs (a minute at this interval) is far beyond what 101 items need.
+	seen := len(e.Logs.Lines(`"msg":"scheduler: ran"`))
+	for first := seen; ; {
 		var left int
 		if err := own.QueryRow(bg, `select count(*) from publications where project_id = $1 and status <> 'published'`, project).Scan(&left); err != nil {
 			t.Fatal(err)
@@ -117,10 +110,11 @@ func TestSchedulerPublishesThroughServer(t *testing.T) {
 		if left == 0 {
 			break
 		}
-		if time.Now().After(deadline) {
+		if seen-first > 120 {
 			t.Fatalf("%d items not published by the loop", left)
 		}
-		time.Sleep(50 * time.Millisecond) // polling the database for a condition
+		seen++
+		e.Logs.WaitLines(t, time.Minute, seen, `"msg":"scheduler: ran"`)
 	}
 	runs := schedulerRuns(t, e.Logs.String())
 	var lags []time.Duration

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -44,6 +45,21 @@ func get(t *testing.T, method, url string, header map[string]string, body io.Rea
 		t.Fatal(err)
 	}
 	return res, b
+}
+
+// accessToken signs email in with the password grant at base and returns the access token.
+func accessToken(t *testing.T, base, key, email, password string) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"email": email, "password": password})
+	res, b := get(t, http.MethodPost, base+"/auth/v1/token?grant_type=password",
+		map[string]string{"apikey": key, "Content-Type": "application/json"}, bytes.NewReader(body))
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if res.StatusCode != http.StatusOK || json.Unmarshal(b, &tok) != nil {
+		t.Fatalf("sign in %s: %d %s", email, res.StatusCode, b)
+	}
+	return tok.AccessToken
 }
 
 func TestHealth(t *testing.T) {

@@ -112,16 +112,47 @@ func (e *Env) CreateUser(t testing.TB, email, password string) User {
 	return User{ID: id, Email: email, Password: password}
 }
 
-// Buffer is a goroutine-safe log sink.
+// Buffer is a goroutine-safe log sink that tests can wait on.
 type Buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // closed at the next write; nil until someone waits
 }
 
 func (b *Buffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.written != nil {
+		close(b.written)
+		b.written = nil
+	}
 	return b.b.Write(p)
+}
+
+// WaitLines waits until at least n log lines contain every one of subs and returns them, or
+// fails t once timeout has passed. It wakes on each write, so a test waits for what the service
+// does (a scheduler run, a request) rather than for a while.
+func (b *Buffer) WaitLines(t testing.TB, timeout time.Duration, n int, subs ...string) []string {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		b.mu.Lock()
+		if b.written == nil {
+			b.written = make(chan struct{})
+		}
+		next := b.written
+		b.mu.Unlock()
+		if lines := b.Lines(subs...); len(lines) >= n {
+			return lines
+		}
+		select {
+		case <-next:
+		case <-deadline.C:
+			t.Fatalf("servertest: no %d log lines with %q within %s", n, subs, timeout)
+			return nil
+		}
+	}
 }
 
 func (b *Buffer) String() string {
