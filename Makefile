@@ -7,9 +7,11 @@ GOTESTFLAGS ?= -race -count=1 -timeout 40m
 SUDO      := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_PKGS_PG := postgresql
 APT_PKGS_BROWSER := chromium chromium-driver fonts-dejavu-core
+APT_PKGS_HAPROXY := haproxy
+APT_PKGS_PROMETHEUS := prometheus
 NPM_DIRS  := $(patsubst %/package.json,%,$(wildcard internal/*/jstest/package.json e2e/package.json))
 
-.PHONY: run build test fuzz deps deps-pg deps-browser deps-node deps-npm lint generate bench clean
+.PHONY: run build test fuzz deps deps-pg deps-browser deps-haproxy deps-prometheus deps-node deps-npm lint generate bench clean
 
 # make run ADDR=127.0.0.1:9090 DATA=/tmp/masthead picks the address and data folder; unset,
 # masthead dev's own defaults apply (MASTHEAD_ADDR / MASTHEAD_DATA, else 127.0.0.1:8080 and .masthead).
@@ -41,6 +43,32 @@ deps-browser:
 		echo "  sudo apt-get install -y $(APT_PKGS_BROWSER)"; exit 1; \
 	fi
 
+# deps-haproxy makes sure Debian's HAProxy is there for the multi-instance tests
+# (internal/cluster runs its own haproxy process in the foreground; the service the package may
+# install is not used).
+deps-haproxy:
+	@if [ -x /usr/sbin/haproxy ]; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "installing haproxy: apt-get install -y $(APT_PKGS_HAPROXY)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PKGS_HAPROXY) >/dev/null; \
+	else \
+		echo "haproxy is missing. Install it with:"; \
+		echo "  sudo apt-get install -y $(APT_PKGS_HAPROXY)"; exit 1; \
+	fi
+
+# deps-prometheus makes sure Debian's Prometheus is there for the test that scrapes /metrics
+# (internal/server TestPrometheusScrapesMetrics runs its own prometheus process; the service the
+# package may install is not used).
+deps-prometheus:
+	@if [ -x /usr/bin/prometheus ]; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "installing prometheus: apt-get install -y $(APT_PKGS_PROMETHEUS)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PKGS_PROMETHEUS) >/dev/null; \
+	else \
+		echo "prometheus is missing. Install it with:"; \
+		echo "  sudo apt-get install -y $(APT_PKGS_PROMETHEUS)"; exit 1; \
+	fi
+
 # deps-node makes sure node and npm exist for the supabase-js and axe-core tests.
 deps-node:
 	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then :; \
@@ -60,7 +88,7 @@ deps-npm: deps-node
 		fi; \
 	done
 
-deps: deps-pg deps-browser deps-node deps-npm
+deps: deps-pg deps-browser deps-haproxy deps-prometheus deps-node deps-npm
 
 test: deps
 	$(GO) vet ./...

@@ -35,11 +35,26 @@ func runDev(ctx context.Context, args []string, stdout io.Writer, log *slog.Logg
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
+	// The publishable key and JWT keys come from the environment, else from the data folder,
+	// where the first run generates them (below).
+	cfg, err := config.FromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
 	ln, err := listen(*addr, "MASTHEAD_ADDR")
 	if err != nil {
 		return err
 	}
 	defer ln.Close() // already closed once Serve has run; this is for the early returns
+	mln, err := listenMetrics(cfg.MetricsAddr)
+	if err != nil {
+		return err
+	}
+	var opts []server.Option
+	if mln != nil {
+		defer mln.Close()
+		opts = append(opts, server.WithMetricsListener(mln))
+	}
 	if err := os.MkdirAll(*data, 0o755); err != nil {
 		return err
 	}
@@ -63,12 +78,6 @@ func runDev(ctx context.Context, args []string, stdout io.Writer, log *slog.Logg
 	if err := pg.Migrate(ctx, ownerURL); err != nil {
 		return err
 	}
-	// The publishable key and JWT keys come from the environment, else from the data folder,
-	// where the first run generates them.
-	cfg, err := config.FromEnv(os.Getenv)
-	if err != nil {
-		return err
-	}
 	cfg.Addr, cfg.DatabaseURL = *addr, cluster.URL(pg.LoginRole, devDatabase)
 	if err := server.PrepareDev(*data, &cfg); err != nil {
 		return err
@@ -89,7 +98,7 @@ func runDev(ctx context.Context, args []string, stdout io.Writer, log *slog.Logg
 	for _, d := range seed.DemoLogins() {
 		logins = append(logins, handlers.DemoLogin{Email: d.Email, Roles: d.Roles})
 	}
-	srv, err := server.New(ctx, cfg, log, server.WithDemoLogins(logins, demoPassword()))
+	srv, err := server.New(ctx, cfg, log, append(opts, server.WithDemoLogins(logins, demoPassword()))...)
 	if err != nil {
 		return err
 	}

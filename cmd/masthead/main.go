@@ -14,6 +14,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"masthead/internal/config"
 )
 
 // command is one subcommand: it parses its own flags from args.
@@ -26,7 +28,13 @@ type command struct {
 var commands = map[string]command{}
 
 func main() {
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// MASTHEAD_LOG_FORMAT and MASTHEAD_LOG_LEVEL apply to every command; serve and api also take
+	// them as flags.
+	log, err := config.LoggerFromEnv(os.Getenv, os.Stderr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "masthead: %v\n", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, log)
 	stop()

@@ -23,7 +23,8 @@ func runCmd(args ...string) (code int, stdout, stderr string) {
 // every subcommand and sub-subcommand, as an operator expects from any tool.
 func TestHelpOnEveryCommand(t *testing.T) {
 	t.Parallel()
-	cases := [][]string{{"-h"}, {"help"}, {"users", "create", "-h"}, {"users", "list", "--help"}}
+	cases := [][]string{{"-h"}, {"help"}, {"users", "create", "-h"}, {"users", "list", "--help"},
+		{"keys", "generate", "-h"}, {"keys", "add", "-h"}, {"keys", "promote", "--help"}, {"keys", "retire", "-h"}, {"keys", "list", "-h"}}
 	for name := range commands {
 		cases = append(cases, []string{name, "-h"}, []string{name, "--help"})
 	}

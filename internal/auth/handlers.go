@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"masthead/internal/metrics"
 )
 
 // Mount adds the /auth/v1 routes to g. The JWK set is public (third-party verifiers never have
@@ -71,12 +73,13 @@ type tokenParams struct {
 
 func (s *Service) token(c echo.Context) error {
 	p, err := readTokenParams(c.Request())
-	if err != nil {
-		return writeError(c, s.log, err)
-	}
 	grant := c.QueryParam("grant_type")
 	if grant == "" {
 		grant = p.GrantType
+	}
+	if err != nil {
+		s.opts.Metrics.Grant(grant, grantOutcome(err))
+		return writeError(c, s.log, err)
 	}
 	ctx, client := c.Request().Context(), Client{IP: c.RealIP(), UserAgent: c.Request().UserAgent()}
 	var resp *TokenResponse
@@ -94,11 +97,37 @@ func (s *Service) token(c echo.Context) error {
 	default:
 		err = apiError(http.StatusBadRequest, CodeInvalidCredentials, "unsupported_grant_type")
 	}
+	s.opts.Metrics.Grant(grant, grantOutcome(err))
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(http.StatusOK, resp)
+}
+
+// grantOutcome sorts a token request's error for the grant metrics by the status it is
+// answered with: none is a grant, 429 a rate limit, another 4xx the caller's refusal, and
+// anything else (an outage, an unexpected failure) ours.
+func grantOutcome(err error) string {
+	if err == nil {
+		return metrics.OutcomeOK
+	}
+	status := http.StatusInternalServerError
+	var ae *Error
+	var oe *OAuthError
+	switch {
+	case errors.As(err, &ae):
+		status = ae.Status
+	case errors.As(err, &oe):
+		status = oe.Status
+	}
+	switch {
+	case status == http.StatusTooManyRequests:
+		return metrics.OutcomeRateLimited
+	case status < 500:
+		return metrics.OutcomeRefused
+	}
+	return metrics.OutcomeError
 }
 
 // readTokenParams reads a form body when one is declared, JSON otherwise, as GoTrue does.

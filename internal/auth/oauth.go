@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
+	"masthead/internal/metrics"
 	"masthead/internal/pg"
 )
 
@@ -58,8 +59,10 @@ func (s *Service) mountOAuth(g *echo.Group) {
 	if reg.Count <= 0 {
 		reg = defaultRegisterLimit
 	}
-	o := &oauthServer{Service: s, registerLimit: newLimiter(reg), authorizeLimit: newLimiter(s.opts.AuthorizeLimit),
-		consentURL: strings.TrimSuffix(s.opts.Issuer, "/auth/v1") + "/oauth/consent"}
+	o := &oauthServer{Service: s,
+		registerLimit:  newLimiter(reg).counted(s.opts.Metrics, metrics.LimitOAuthRegister),
+		authorizeLimit: newLimiter(s.opts.AuthorizeLimit).counted(s.opts.Metrics, metrics.LimitOAuthAuthorize),
+		consentURL:     strings.TrimSuffix(s.opts.Issuer, "/auth/v1") + "/oauth/consent"}
 	g.POST("/oauth/clients/register", o.register)
 	g.GET("/oauth/authorize", o.authorize)
 	g.GET("/oauth/authorizations/:id", o.authorizationDetails)

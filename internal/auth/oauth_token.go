@@ -25,17 +25,31 @@ import (
 // registered clients, answered in RFC 6749's shape (errors too).
 func (o *oauthServer) oauthToken(c echo.Context) error {
 	form, err := readOAuthForm(c.Request())
+	var resp *OAuthTokenResponse
+	if err == nil {
+		resp, err = o.grant(c, form)
+	}
+	o.opts.Metrics.Grant(form.Get("grant_type"), grantOutcome(err))
 	if err != nil {
 		return o.writeOAuthError(c, err)
 	}
+	h := c.Response().Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
+	return c.JSON(http.StatusOK, resp)
+}
+
+// grant answers one token request of a client: the client's rate limit and authentication,
+// then its grant.
+func (o *oauthServer) grant(c echo.Context, form url.Values) (*OAuthTokenResponse, error) {
 	ctx := c.Request().Context()
 	device := Client{IP: c.RealIP(), UserAgent: c.Request().UserAgent()}
 	if err := o.limit(device, ""); err != nil {
-		return o.writeOAuthError(c, err)
+		return nil, err
 	}
 	cl, err := o.authenticateClient(ctx, c.Request(), form)
 	if err != nil {
-		return o.writeOAuthError(c, err)
+		return nil, err
 	}
 	var resp *OAuthTokenResponse
 	switch g := form.Get("grant_type"); g {
@@ -49,13 +63,7 @@ func (o *oauthServer) oauthToken(c echo.Context) error {
 	default:
 		err = oauthErr(http.StatusBadRequest, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
 	}
-	if err != nil {
-		return o.writeOAuthError(c, err)
-	}
-	h := c.Response().Header()
-	h.Set("Cache-Control", "no-store")
-	h.Set("Pragma", "no-cache")
-	return c.JSON(http.StatusOK, resp)
+	return resp, err
 }
 
 // readOAuthForm reads the token request: a form as RFC 6749 requires, or a JSON object of

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"masthead/internal/metrics"
 )
 
 // Limit is Count requests per Per with bursts up to Burst; the zero value means no limit.
@@ -24,6 +26,9 @@ type limiter struct {
 	mu        sync.Mutex
 	buckets   map[string]*rate.Limiter
 	lastSweep time.Time
+
+	metrics *metrics.Metrics // counts refusals as name; nil counts nothing
+	name    string
 }
 
 func newLimiter(l Limit) *limiter {
@@ -36,6 +41,14 @@ func newLimiter(l Limit) *limiter {
 		limit: lim, burst: burst, buckets: map[string]*rate.Limiter{},
 		every: time.Duration(float64(burst) / float64(lim) * float64(time.Second)),
 	}
+}
+
+// counted makes l count its refusals in m as the limit name; a nil l (no limit) stays nil.
+func (l *limiter) counted(m *metrics.Metrics, name string) *limiter {
+	if l != nil {
+		l.metrics, l.name = m, name
+	}
+	return l
 }
 
 // allow takes one token for key, or says how long until one is available.
@@ -61,6 +74,7 @@ func (l *limiter) allow(key string, now time.Time) (bool, time.Duration) {
 	r := b.ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
+		l.metrics.RateLimited(l.name)
 		return false, d
 	}
 	return true, 0

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/crypto/bcrypt"
 
+	"masthead/internal/metrics"
 	"masthead/internal/pg"
 )
 
@@ -48,6 +49,8 @@ type Options struct {
 	RegisterLimit Limit
 	// OIDC are the upstream OpenID Connect providers people may sign in with (oidc.go).
 	OIDC []OIDCProvider
+	// Metrics counts grants and rate-limit refusals; nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // Service is the identity service. It is safe for concurrent use.
@@ -80,9 +83,9 @@ func New(pool *pgxpool.Pool, opts Options, log *slog.Logger) (*Service, error) {
 		pool: pool, log: log, opts: opts,
 		verifier:  NewVerifier(opts.Keys, opts.Issuer),
 		dummyHash: dummy,
-		ipLimit:   newLimiter(opts.IPLimit),
-		acctLimit: newLimiter(opts.AccountLimit),
-		acctTotal: newLimiter(opts.AccountTotal),
+		ipLimit:   newLimiter(opts.IPLimit).counted(opts.Metrics, metrics.LimitTokenIP),
+		acctLimit: newLimiter(opts.AccountLimit).counted(opts.Metrics, metrics.LimitTokenAccount),
+		acctTotal: newLimiter(opts.AccountTotal).counted(opts.Metrics, metrics.LimitTokenAccountTotal),
 		now:       time.Now,
 	}, nil
 }

@@ -2,14 +2,17 @@
 // each setting comes from an environment variable and may be overridden by a flag of the same
 // meaning, so a container is configured by env and a person at a shell by flags.
 //
-// It owns parsing and validation only, never defaults that depend on other packages, and it must
-// not import any other masthead package: everything imports config, config imports nothing.
+// It owns parsing and validation only (and turning the log settings into a *slog.Logger), never
+// defaults that depend on other packages, and it must not import any other masthead package:
+// everything imports config, config imports nothing.
 package config
 
 import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/netip"
 	"strconv"
@@ -53,6 +56,13 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// ShutdownTimeout bounds how long in-flight requests may finish after a stop signal.
 	ShutdownTimeout time.Duration
+	// ShutdownDrain is how long a stopping instance goes on serving with /readyz answering 503
+	// before it closes its listener, so a load balancer's health check takes it out of rotation
+	// first and no request meets a closed port; 0 (the default) closes at once.
+	ShutdownDrain time.Duration
+	// Instances is how many instances serve behind one load balancer. Rate limits are counted
+	// per instance, so each enforces its share of every configured limit (Rate.Share).
+	Instances int
 	// BodyIdleTimeout is the longest gap between two parts of a request body; BodyMinRate
 	// (bytes a second) the least a body must average once that long has passed. Together they
 	// cut bodies that trickle in to hold a connection.
@@ -83,7 +93,21 @@ type Config struct {
 	// OIDC are the upstream OpenID Connect providers offered on /login (Google, GitLab). One
 	// without a client id and secret is listed there as unavailable.
 	OIDC [2]OIDCProvider
+	// MetricsAddr is the host:port /metrics is served on, in Prometheus' format; empty (the
+	// default) serves no metrics. It must not be the public address: metrics name routes and
+	// counts that are for operators only.
+	MetricsAddr string
+	// LogFormat is how log lines are written: LogText (key=value, the default) or LogJSON.
+	LogFormat string
+	// LogLevel is the least severe level logged: debug, info (the default), warn or error.
+	LogLevel slog.Level
 }
+
+// Log formats.
+const (
+	LogText = "text"
+	LogJSON = "json"
+)
 
 // OIDCProvider is an upstream OpenID Connect provider: its issuer and this service's client
 // registration there, whose redirect URI is <public URL>/auth/v1/callback.
@@ -109,6 +133,19 @@ type Rate struct {
 }
 
 func (r Rate) String() string { return fmt.Sprintf("%d/%s,%d", r.Count, r.Per, r.Burst) }
+
+// Share is r as one of n instances enforces it: count and burst divided by n, rounded up, over
+// the same period. Behind a round-robin balancer each instance sees about 1/n of a client's
+// requests, so together they allow about r (at most n-1 more), with no state shared between
+// them. n below 2 leaves r as it is.
+func (r Rate) Share(n int) Rate {
+	if n < 2 {
+		return r
+	}
+	return Rate{Count: ceilDiv(r.Count, n), Per: r.Per, Burst: ceilDiv(r.Burst, n)}
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // ParseRate reads "count/period[,burst]", e.g. "150/5m,30"; burst defaults to count.
 func ParseRate(s string) (Rate, error) {
@@ -148,6 +185,7 @@ func Default() Config {
 		AuthorizeRateIP:       Rate{Count: 60, Per: time.Minute, Burst: 30},
 		RegisterRateIP:        Rate{Count: 20, Per: time.Hour, Burst: 20},
 		ShutdownTimeout:       15 * time.Second,
+		Instances:             1,
 		SchedulerInterval:     5 * time.Second,
 		BodyIdleTimeout:       10 * time.Second,
 		BodyMinRate:           512,
@@ -157,6 +195,8 @@ func Default() Config {
 		MaxEmbeddedRows:       20000,
 		MaxResponseBytes:      10 << 20,
 		PoolShareWait:         2 * time.Second,
+		LogFormat:             LogText,
+		LogLevel:              slog.LevelInfo,
 		OIDC: [2]OIDCProvider{
 			{Name: "google", Label: "Google", Issuer: "https://accounts.google.com"},
 			{Name: "gitlab", Label: "GitLab", Issuer: "https://gitlab.com"},
@@ -196,6 +236,8 @@ var settings = []setting{
 	{"MASTHEAD_POOL_SHARE_WAIT", "pool-share-wait", "how long a caller's request over their share waits before 503: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.PoolShareWait) }},
 	{"MASTHEAD_SCHEDULER_INTERVAL", "scheduler-interval", "pause between runs of the scheduler that publishes due items: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.SchedulerInterval) }},
 	{"MASTHEAD_SHUTDOWN_TIMEOUT", "shutdown-timeout", "grace period for in-flight requests on stop: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.ShutdownTimeout) }},
+	{"MASTHEAD_SHUTDOWN_DRAIN", "shutdown-drain", "on stop, how long to go on serving with /readyz answering 503 before closing the listener (longer than the load balancer takes to mark the instance down): seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.ShutdownDrain) }},
+	{"MASTHEAD_INSTANCES", "instances", "how many instances serve behind the load balancer; each enforces its share (1/n, rounded up) of every rate limit", func(c *Config) flag.Value { return (*intValue)(&c.Instances) }},
 	{"MASTHEAD_STORAGE_DIR", "storage-dir", "folder holding bucket media when no S3 endpoint is set", func(c *Config) flag.Value { return (*stringValue)(&c.StorageDir) }},
 	{"MASTHEAD_S3_ENDPOINT", "s3-endpoint", "S3-compatible endpoint URL for bucket media", func(c *Config) flag.Value { return (*stringValue)(&c.S3.Endpoint) }},
 	{"MASTHEAD_S3_REGION", "s3-region", "S3 region", func(c *Config) flag.Value { return (*stringValue)(&c.S3.Region) }},
@@ -209,6 +251,9 @@ var settings = []setting{
 	{"MASTHEAD_OIDC_GITLAB_ISSUER", "oidc-gitlab-issuer", "OpenID Connect issuer of the GitLab sign-in", func(c *Config) flag.Value { return (*stringValue)(&c.OIDC[1].Issuer) }},
 	{"MASTHEAD_OIDC_GITLAB_CLIENT_ID", "oidc-gitlab-client-id", "client id of the GitLab sign-in", func(c *Config) flag.Value { return (*stringValue)(&c.OIDC[1].ClientID) }},
 	{"MASTHEAD_OIDC_GITLAB_CLIENT_SECRET", "oidc-gitlab-client-secret", "client secret of the GitLab sign-in (secret)", func(c *Config) flag.Value { return (*secretValue)(&c.OIDC[1].ClientSecret) }},
+	{"MASTHEAD_METRICS_ADDR", "metrics-addr", "host:port serving /metrics for Prometheus, apart from the public address (empty: no metrics)", func(c *Config) flag.Value { return (*stringValue)(&c.MetricsAddr) }},
+	{"MASTHEAD_LOG_FORMAT", "log-format", "log line format: text or json", func(c *Config) flag.Value { return (*formatValue)(&c.LogFormat) }},
+	{"MASTHEAD_LOG_LEVEL", "log-level", "least severe level logged: debug, info, warn or error", func(c *Config) flag.Value { return (*levelValue)(&c.LogLevel) }},
 }
 
 // FromEnv starts from Default and applies every environment variable that is set and not
@@ -224,6 +269,34 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		}
 	}
 	return c, errors.Join(errs...)
+}
+
+// LoggerFromEnv is the process's logger as MASTHEAD_LOG_FORMAT and MASTHEAD_LOG_LEVEL say,
+// writing to w, for main to build before any command reads its flags. A bad value is an error
+// naming the variable; the logger returned with it uses the defaults.
+func LoggerFromEnv(getenv func(string) string, w io.Writer) (*slog.Logger, error) {
+	c := Default()
+	var errs []error
+	for _, s := range settings {
+		if s.env != "MASTHEAD_LOG_FORMAT" && s.env != "MASTHEAD_LOG_LEVEL" {
+			continue
+		}
+		if v := getenv(s.env); v != "" {
+			if err := s.value(&c).Set(v); err != nil {
+				errs = append(errs, fmt.Errorf("config: %s: %w", s.env, err))
+			}
+		}
+	}
+	return c.Logger(w), errors.Join(errs...)
+}
+
+// Logger writes c's log format at c's level and above to w.
+func (c Config) Logger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.LogLevel}
+	if c.LogFormat == LogJSON {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // RegisterFlags adds one flag per setting to fs, defaulting to c's current values (which
@@ -270,6 +343,9 @@ func (c Config) Validate() error {
 	if c.SchedulerInterval < 100*time.Millisecond {
 		errs = append(errs, errors.New("config: MASTHEAD_SCHEDULER_INTERVAL must be at least 100ms"))
 	}
+	if c.ShutdownDrain < 0 || c.Instances < 1 {
+		errs = append(errs, errors.New("config: MASTHEAD_SHUTDOWN_DRAIN must not be negative and MASTHEAD_INSTANCES must be at least 1"))
+	}
 	if c.RefreshReuseInterval < 0 {
 		errs = append(errs, errors.New("config: MASTHEAD_REFRESH_REUSE_INTERVAL must not be negative"))
 	}
@@ -286,6 +362,19 @@ func (c Config) Validate() error {
 	}
 	if c.BcryptCost < 4 || c.BcryptCost > 31 {
 		errs = append(errs, errors.New("config: MASTHEAD_BCRYPT_COST must be between 4 and 31"))
+	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			errs = append(errs, fmt.Errorf("config: MASTHEAD_METRICS_ADDR %q must be host:port: %w", c.MetricsAddr, err))
+		} else if c.MetricsAddr == c.Addr && !strings.HasSuffix(c.Addr, ":0") {
+			errs = append(errs, errors.New("config: MASTHEAD_METRICS_ADDR must differ from MASTHEAD_ADDR: metrics are never served on the public address"))
+		}
+	}
+	if c.LogFormat != LogText && c.LogFormat != LogJSON {
+		errs = append(errs, fmt.Errorf("config: MASTHEAD_LOG_FORMAT %q must be text or json", c.LogFormat))
+	}
+	if _, ok := levelNames[c.LogLevel]; !ok {
+		errs = append(errs, fmt.Errorf("config: MASTHEAD_LOG_LEVEL %q must be debug, info, warn or error", c.LogLevel))
 	}
 	return errors.Join(errs...)
 }
@@ -322,8 +411,10 @@ func (c Config) Redacted() []any {
 		"jwt_exp", c.JWTExp.String(), "refresh_reuse_interval", c.RefreshReuseInterval.String(),
 		"token_rate_ip", c.TokenRateIP.String(), "token_rate_account", c.TokenRateAccount.String(),
 		"token_rate_account_total", c.TokenRateAccountTotal.String(),
+		"instances", c.Instances, "shutdown_drain", c.ShutdownDrain.String(),
 		"storage_dir", c.StorageDir, "s3_endpoint", c.S3.Endpoint, "s3_bucket", c.S3.Bucket,
 		"oidc_google_client_secret", set(c.OIDC[0].ClientSecret), "oidc_gitlab_client_secret", set(c.OIDC[1].ClientSecret),
+		"metrics_addr", c.MetricsAddr, "log_format", c.LogFormat, "log_level", levelNames[c.LogLevel],
 	}
 }
 
@@ -410,6 +501,52 @@ func (v *rateValue) String() string {
 		return ""
 	}
 	return Rate(*v).String()
+}
+
+// formatValue accepts the log formats, in any case.
+type formatValue string
+
+func (v *formatValue) Set(s string) error {
+	switch f := strings.ToLower(strings.TrimSpace(s)); f {
+	case LogText, LogJSON:
+		*v = formatValue(f)
+		return nil
+	}
+	return fmt.Errorf("%q is not a log format: want text or json", s)
+}
+func (v *formatValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return string(*v)
+}
+
+// levelNames are the log levels a setting may name.
+var levelNames = map[slog.Level]string{
+	slog.LevelDebug: "debug", slog.LevelInfo: "info", slog.LevelWarn: "warn", slog.LevelError: "error",
+}
+
+// levelValue accepts debug, info, warn (or warning) and error, in any case.
+type levelValue slog.Level
+
+func (v *levelValue) Set(s string) error {
+	name := strings.ToLower(strings.TrimSpace(s))
+	if name == "warning" {
+		name = "warn"
+	}
+	for l, n := range levelNames {
+		if n == name {
+			*v = levelValue(l)
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not a log level: want debug, info, warn or error", s)
+}
+func (v *levelValue) String() string {
+	if v == nil {
+		return "info"
+	}
+	return levelNames[slog.Level(*v)]
 }
 
 type prefixesValue []netip.Prefix

@@ -2,7 +2,9 @@ package config
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -117,6 +119,12 @@ func TestValidate(t *testing.T) {
 		{"no storage", func(c *Config) { c.StorageDir = "" }, "MASTHEAD_STORAGE_DIR"},
 		{"s3 without bucket", func(c *Config) { c.S3.Endpoint = "http://127.0.0.1:9000" }, "MASTHEAD_S3_BUCKET"},
 		{"scheduler spinning", func(c *Config) { c.SchedulerInterval = time.Millisecond }, "MASTHEAD_SCHEDULER_INTERVAL"},
+		{"metrics addr", func(c *Config) { c.MetricsAddr = "9100" }, "MASTHEAD_METRICS_ADDR"},
+		{"metrics on the public address", func(c *Config) { c.MetricsAddr = c.Addr }, "never served on the public address"},
+		{"log format", func(c *Config) { c.LogFormat = "xml" }, "MASTHEAD_LOG_FORMAT"},
+		{"log level", func(c *Config) { c.LogLevel = slog.LevelWarn + 1 }, "MASTHEAD_LOG_LEVEL"},
+		{"no instances", func(c *Config) { c.Instances = 0 }, "MASTHEAD_INSTANCES"},
+		{"negative drain", func(c *Config) { c.ShutdownDrain = -time.Second }, "MASTHEAD_SHUTDOWN_DRAIN"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -182,5 +190,141 @@ func TestEverySettingDocumented(t *testing.T) {
 		if !bytes.Contains(readme, []byte("`"+name+"`")) {
 			t.Errorf("README.md does not document %s", s.env)
 		}
+	}
+}
+
+// TestLogSettings: MASTHEAD_LOG_FORMAT picks JSON or text lines, MASTHEAD_LOG_LEVEL drops what
+// is less severe, a flag overrides either, and LoggerFromEnv (what main uses before any
+// command reads its flags) applies the same two variables.
+func TestLogSettings(t *testing.T) {
+	t.Parallel()
+	writeLines := func(log *slog.Logger) {
+		log.Debug("config test: debug line")
+		log.Info("config test: info line", "k", "v")
+		log.Warn("config test: warn line", "k", "v")
+	}
+	tests := []struct {
+		name      string
+		env       map[string]string
+		flags     []string
+		json      bool
+		kept      []string
+		dropped   []string
+		wantLevel slog.Level
+	}{
+		{name: "defaults: text at info", json: false, wantLevel: slog.LevelInfo,
+			kept: []string{"info line", "warn line"}, dropped: []string{"debug line"}},
+		{name: "json at warn", env: map[string]string{"MASTHEAD_LOG_FORMAT": "json", "MASTHEAD_LOG_LEVEL": "warn"},
+			json: true, wantLevel: slog.LevelWarn, kept: []string{"warn line"}, dropped: []string{"debug line", "info line"}},
+		{name: "upper case, debug", env: map[string]string{"MASTHEAD_LOG_FORMAT": "JSON", "MASTHEAD_LOG_LEVEL": "DEBUG"},
+			json: true, wantLevel: slog.LevelDebug, kept: []string{"debug line", "info line", "warn line"}},
+		{name: "flags override the environment", env: map[string]string{"MASTHEAD_LOG_FORMAT": "json", "MASTHEAD_LOG_LEVEL": "error"},
+			flags: []string{"--log-format", "text", "--log-level", "info"}, json: false, wantLevel: slog.LevelInfo,
+			kept: []string{"info line", "warn line"}, dropped: []string{"debug line"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := FromEnv(func(k string) string { return tt.env[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			c.RegisterFlags(fs)
+			if err := fs.Parse(tt.flags); err != nil {
+				t.Fatal(err)
+			}
+			if c.LogLevel != tt.wantLevel {
+				t.Errorf("level %v, want %v", c.LogLevel, tt.wantLevel)
+			}
+			var out bytes.Buffer
+			writeLines(c.Logger(&out))
+			if len(tt.flags) == 0 {
+				// main's logger, built from the same environment, writes the same lines.
+				fromEnv, err := LoggerFromEnv(func(k string) string { return tt.env[k] }, &out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				writeLines(fromEnv)
+			}
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			for _, l := range lines {
+				var rec map[string]any
+				isJSON := json.Unmarshal([]byte(l), &rec) == nil
+				if isJSON != tt.json {
+					t.Errorf("JSON line %v, want %v: %s", isJSON, tt.json, l)
+				}
+				if !tt.json && !strings.Contains(l, "k=v") {
+					t.Errorf("not a text line: %s", l)
+				}
+			}
+			for _, want := range tt.kept {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("%q was dropped:\n%s", want, out.String())
+				}
+			}
+			for _, unwanted := range tt.dropped {
+				if strings.Contains(out.String(), unwanted) {
+					t.Errorf("%q was logged:\n%s", unwanted, out.String())
+				}
+			}
+		})
+	}
+}
+
+// TestBadLogSettings: a log format or level outside the choices is refused naming the
+// variable and the choices, by FromEnv, by the flag and by LoggerFromEnv alike.
+func TestBadLogSettings(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"MASTHEAD_LOG_FORMAT": "xml", "MASTHEAD_LOG_LEVEL": "verbose"}
+	getenv := func(k string) string { return env[k] }
+	for name, err := range map[string]error{
+		"FromEnv":       func() error { _, err := FromEnv(getenv); return err }(),
+		"LoggerFromEnv": func() error { _, err := LoggerFromEnv(getenv, &bytes.Buffer{}); return err }(),
+	} {
+		for _, want := range []string{`MASTHEAD_LOG_FORMAT: "xml" is not a log format: want text or json`,
+			`MASTHEAD_LOG_LEVEL: "verbose" is not a log level: want debug, info, warn or error`} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: want %q, got %v", name, want, err)
+			}
+		}
+	}
+	c := Default()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(&bytes.Buffer{})
+	c.RegisterFlags(fs)
+	if err := fs.Parse([]string{"--log-level", "loud"}); err == nil || !strings.Contains(err.Error(), "debug, info, warn or error") {
+		t.Errorf("--log-level loud: %v", err)
+	}
+}
+
+// TestRateShare: each of n instances enforces the configured rate divided by n, rounded up, so
+// together they allow the configured rate (at most n-1 more), never n times it.
+func TestRateShare(t *testing.T) {
+	t.Parallel()
+	r := Rate{Count: 150, Per: 5 * time.Minute, Burst: 30}
+	tests := []struct {
+		n    int
+		want Rate
+	}{
+		{0, r},
+		{1, r},
+		{2, Rate{Count: 75, Per: 5 * time.Minute, Burst: 15}},
+		{3, Rate{Count: 50, Per: 5 * time.Minute, Burst: 10}},
+		{4, Rate{Count: 38, Per: 5 * time.Minute, Burst: 8}},
+		{200, Rate{Count: 1, Per: 5 * time.Minute, Burst: 1}},
+	}
+	for _, tt := range tests {
+		if got := r.Share(tt.n); got != tt.want {
+			t.Errorf("%s shared by %d: %s, want %s", r, tt.n, got, tt.want)
+		}
+	}
+	env := map[string]string{"MASTHEAD_INSTANCES": "3", "MASTHEAD_SHUTDOWN_DRAIN": "12"}
+	c, err := FromEnv(func(k string) string { return env[k] })
+	if err != nil || c.Instances != 3 || c.ShutdownDrain != 12*time.Second {
+		t.Errorf("from env: instances %d, drain %s, %v", c.Instances, c.ShutdownDrain, err)
+	}
+	if d := Default(); d.Instances != 1 || d.ShutdownDrain != 0 {
+		t.Errorf("defaults: instances %d, drain %s; want 1 and 0", d.Instances, d.ShutdownDrain)
 	}
 }

@@ -9,7 +9,8 @@
 // publishable key, so row-level security and the workflow functions judge an assistant
 // exactly as they judge the person who connected it; nothing here runs as a privileged role.
 //
-// It may import internal/client, internal/channels and internal/pg (for the pg.Caller its
-// Authenticator returns); it must not import internal/auth, rest, storage, server, handlers or
-// views. The identity check arrives through the Authenticator interface declared here.
+// It may import internal/client, internal/channels, internal/metrics (tool calls are counted
+// there) and internal/pg (for the pg.Caller its Authenticator returns); it must not import
+// internal/auth, rest, storage, server, handlers or views. The identity check arrives through
+// the Authenticator interface declared here.
 package mcp

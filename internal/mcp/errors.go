@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"masthead/internal/client"
+	"masthead/internal/metrics"
 )
 
 // userError is a refusal decided in this package (a malformed date, a promo over its channel's
@@ -43,21 +44,23 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, schema *jsonschema.Schema, fn 
 		}
 		start := time.Now()
 		out, err := fn(ctx, id, in)
-		outcome := "ok"
+		outcome := metrics.OutcomeOK
 		if err != nil {
-			outcome = "refused"
+			outcome = metrics.OutcomeRefused
 			err = s.toolError(ctx, t.Name, err)
 			var ie *internalError
 			if errors.As(err, &ie) {
-				outcome = "error"
+				outcome = metrics.OutcomeError
 			}
 		}
+		took := time.Since(start)
+		s.metrics.ToolCall(t.Name, outcome, took)
 		s.log.LogAttrs(ctx, slog.LevelInfo, "mcp tool call",
 			slog.String("tool", t.Name),
 			slog.String("user_id", id.userID),
 			slog.String("client_id", id.clientID),
 			slog.String("outcome", outcome),
-			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
+			slog.Float64("duration_ms", float64(took.Microseconds())/1000))
 		if err != nil {
 			return nil, nil, err
 		}

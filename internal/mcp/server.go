@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"masthead/internal/client"
+	"masthead/internal/metrics"
 	"masthead/internal/pg"
 )
 
@@ -56,6 +57,8 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger receives one line per tool call; nil discards.
 	Logger *slog.Logger
+	// Metrics counts tool calls by tool and outcome; nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // Server is the MCP endpoint and its metadata documents.
@@ -66,6 +69,7 @@ type Server struct {
 	key      string
 	base     string
 	log      *slog.Logger
+	metrics  *metrics.Metrics
 	auth     Authenticator
 	invalid  error
 	mcp      *sdk.Server
@@ -100,7 +104,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		api: api, hc: hc, apiURL: strings.TrimRight(cfg.APIURL, "/"), key: cfg.PublishableKey,
-		base: base, log: log, auth: cfg.Auth, invalid: cfg.InvalidToken,
+		base: base, log: log, metrics: cfg.Metrics, auth: cfg.Auth, invalid: cfg.InvalidToken,
 	}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "masthead", Title: "Masthead", Version: version},
 		&sdk.ServerOptions{Instructions: instructions})

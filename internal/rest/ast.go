@@ -33,11 +33,13 @@ const (
 	JoinInner
 )
 
-// Embed is rel!hint!inner(items): a related resource nested in the row.
+// Embed is rel!hint!inner(items): a related resource nested in the row, or,
+// spread (...rel(items)), whose items join the row's own keys.
 type Embed struct {
 	Relation string
 	Hint     string
 	Join     JoinType
+	Spread   bool
 	Select   []SelectItem
 }
 

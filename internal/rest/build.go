@@ -16,6 +16,7 @@ type sqlb struct {
 	strings.Builder
 	args    [][]byte // text format; PostgreSQL infers each type from its use
 	aliases int
+	counted map[*node]bool // to-many spreads whose rows are already counted (spreadItem)
 }
 
 func (q *sqlb) param(v string) {
@@ -179,6 +180,10 @@ func (q *sqlb) exists(e *node, parent string) {
 }
 
 func (q *sqlb) outItem(o outItem, alias string) {
+	if len(o.via) > 0 {
+		q.spreadItem(o, o.via, alias)
+		return
+	}
 	if o.embed == nil {
 		if o.cast != "" {
 			q.WriteByte('(')
@@ -203,6 +208,47 @@ func (q *sqlb) outItem(o outItem, alias string) {
 	// in the aggregate's FILTER it counts only rows that passed the embed's own filters.
 	q.WriteString("COALESCE((SELECT json_agg(" + s + ") FILTER (WHERE app.embedded_row()) FROM (")
 	q.level(e, a, alias, "", false)
+	q.WriteString(") AS " + s + "), '[]'::json)")
+}
+
+// spreadItem writes an item that came through spread embeds (via, outermost first) from the
+// level aliased parent: a subquery of the first spread's row for a to-one spread, or the JSON
+// array of the item over its rows for a to-many one (its rows counted against the
+// embedded-rows cap once, by the first of its items).
+func (q *sqlb) spreadItem(o outItem, via []*node, parent string) {
+	e := via[0]
+	a := q.alias("p")
+	inner := func() {
+		if len(via) > 1 {
+			q.spreadItem(o, via[1:], a)
+		} else {
+			o.via = nil
+			q.outItem(o, a)
+		}
+	}
+	if e.rel.Card.ToOne() {
+		q.WriteString("(SELECT ")
+		inner()
+		q.WriteString(" FROM " + e.table.quoted + " AS " + a)
+		q.where(e, a, parent, q.from(e))
+		q.WriteString(")")
+		return
+	}
+	s := q.alias("s")
+	q.WriteString("COALESCE((SELECT json_agg(" + s + `."v")`)
+	if !q.counted[e] {
+		if q.counted == nil {
+			q.counted = map[*node]bool{}
+		}
+		q.counted[e] = true
+		q.WriteString(" FILTER (WHERE app.embedded_row())")
+	}
+	q.WriteString(" FROM (SELECT ")
+	inner()
+	q.WriteString(` AS "v" FROM ` + e.table.quoted + " AS " + a)
+	q.where(e, a, parent, q.from(e))
+	q.orderBy(e, a)
+	q.limit(e.limit, e.offset)
 	q.WriteString(") AS " + s + "), '[]'::json)")
 }
 

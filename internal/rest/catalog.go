@@ -8,11 +8,13 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// tablesSQL lists the columns of the exposed schema's tables and views, and of its composite
+// types (relkind c), which are not endpoints but shape what functions return.
 const tablesSQL = `
-select c.relname, a.attname, format_type(a.atttypid, a.atttypmod)
+select c.relname, c.relkind = 'c', a.attname, format_type(a.atttypid, a.atttypmod)
 from pg_class c
 join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
-where c.relnamespace = $1::regnamespace and c.relkind in ('r', 'p', 'v', 'm', 'f')
+where c.relnamespace = $1::regnamespace and c.relkind in ('r', 'p', 'v', 'm', 'f', 'c')
 order by c.relname, a.attnum`
 
 func loadTables(ctx context.Context, tx pgx.Tx, s *Schema) error {
@@ -22,22 +24,34 @@ func loadTables(ctx context.Context, tx pgx.Tx, s *Schema) error {
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var tname string
-		col := &Column{}
-		if err := rows.Scan(&tname, &col.Name, &col.Type); err != nil {
+		var tname, cname, ctype string
+		var composite bool
+		if err := rows.Scan(&tname, &composite, &cname, &ctype); err != nil {
 			return fmt.Errorf("tables: %w", err)
 		}
-		t := s.Tables[tname]
-		if t == nil {
-			t = &Table{Name: tname, ColumnByName: map[string]*Column{},
-				quoted: pgx.Identifier{exposedSchema, tname}.Sanitize()}
-			s.Tables[tname] = t
+		into := s.Tables
+		if composite {
+			into = s.Types
 		}
-		col.quoted = pgx.Identifier{col.Name}.Sanitize()
-		t.Columns = append(t.Columns, col)
-		t.ColumnByName[col.Name] = col
+		t := into[tname]
+		if t == nil {
+			t = newTable(tname, pgx.Identifier{exposedSchema, tname}.Sanitize())
+			into[tname] = t
+		}
+		t.addColumn(cname, ctype)
 	}
 	return rows.Err()
+}
+
+func newTable(name, quoted string) *Table {
+	return &Table{Name: name, ColumnByName: map[string]*Column{}, quoted: quoted}
+}
+
+// addColumn appends a column; typ is format_type() output from the catalog.
+func (t *Table) addColumn(name, typ string) {
+	col := &Column{Name: name, Type: typ, quoted: pgx.Identifier{name}.Sanitize()}
+	t.Columns = append(t.Columns, col)
+	t.ColumnByName[name] = col
 }
 
 // keysSQL lists primary keys, unique constraints and foreign keys between
@@ -114,7 +128,7 @@ func addRelationships(s *Schema, fks []fkey) {
 		if oneToOne {
 			card, inv = OneToOne, OneToOne
 		}
-		t.Rels = append(t.Rels, &Relationship{Table: t.Name, Foreign: f.Name, Card: card, Constraint: fk.name, Cols: fk.cols})
+		t.Rels = append(t.Rels, &Relationship{Table: t.Name, Foreign: f.Name, Card: card, Constraint: fk.name, Cols: fk.cols, Forward: true})
 		f.Rels = append(f.Rels, &Relationship{Table: f.Name, Foreign: t.Name, Card: inv, Constraint: fk.name, Cols: swapPairs(fk.cols)})
 	}
 	for _, left := range fks {
@@ -171,21 +185,26 @@ func subset(a, b []string) bool {
 }
 
 // functionsSQL lists plain functions of the exposed schema with their
-// input arguments. Functions with unnamed inputs cannot be called with
-// named JSON arguments and are skipped, as PostgREST does.
+// input arguments (variadic marked), and the columns their OUT, INOUT and
+// TABLE parameters return. Functions with unnamed inputs cannot be called
+// with named JSON arguments and are skipped, as PostgREST does.
 const functionsSQL = `
 select p.proname, p.provolatile::text, p.proretset, p.prorettype = 'void'::regtype,
-       coalesce(rt.relname, ''), t.typtype = 'c' or coalesce(p.proargmodes::text[] && '{t,b,o}', false),
+       coalesce(rt.relname, ''),
        array(select coalesce(x.name, '') from unnest(p.proargnames, coalesce(p.proallargtypes, p.proargtypes::oid[]), p.proargmodes::text[])
                with ordinality as x(name, typ, mode, i) where x.mode is null or x.mode in ('i', 'b', 'v') order by x.i)::text[],
        array(select format_type(x.typ, null) from unnest(p.proargnames, coalesce(p.proallargtypes, p.proargtypes::oid[]), p.proargmodes::text[])
                with ordinality as x(name, typ, mode, i) where x.mode is null or x.mode in ('i', 'b', 'v') order by x.i)::text[],
-       p.pronargs, p.pronargdefaults
+       p.pronargs, p.pronargdefaults, coalesce('v' = any(p.proargmodes::text[]), false),
+       array(select coalesce(x.name, '') from unnest(p.proargnames, p.proallargtypes, p.proargmodes::text[])
+               with ordinality as x(name, typ, mode, i) where x.mode in ('o', 'b', 't') order by x.i)::text[],
+       array(select format_type(x.typ, null) from unnest(p.proargnames, p.proallargtypes, p.proargmodes::text[])
+               with ordinality as x(name, typ, mode, i) where x.mode in ('o', 'b', 't') order by x.i)::text[]
 from pg_proc p
 join pg_type t on t.oid = p.prorettype
 left join pg_class rt on rt.oid = t.typrelid and rt.relnamespace = $1::regnamespace
 where p.pronamespace = $1::regnamespace and p.prokind = 'f' and t.oid <> 'trigger'::regtype
-order by p.proname`
+order by p.proname, p.oid`
 
 func loadFunctions(ctx context.Context, tx pgx.Tx, s *Schema) error {
 	rows, err := tx.Query(ctx, functionsSQL, exposedSchema)
@@ -195,11 +214,12 @@ func loadFunctions(ctx context.Context, tx pgx.Tx, s *Schema) error {
 	defer rows.Close()
 	for rows.Next() {
 		f := &Function{}
-		var vol string
-		var names, types []string
+		var vol, retType string
+		var names, types, outNames, outTypes []string
 		var nargs, ndefaults int16
-		if err := rows.Scan(&f.Name, &vol, &f.ReturnsSet, &f.ReturnsVoid, &f.ReturnTable, &f.Composite,
-			&names, &types, &nargs, &ndefaults); err != nil {
+		var variadic bool
+		if err := rows.Scan(&f.Name, &vol, &f.ReturnsSet, &f.ReturnsVoid, &retType,
+			&names, &types, &nargs, &ndefaults, &variadic, &outNames, &outTypes); err != nil {
 			return fmt.Errorf("functions: %w", err)
 		}
 		f.Volatile = vol[0]
@@ -209,11 +229,35 @@ func loadFunctions(ctx context.Context, tx pgx.Tx, s *Schema) error {
 				callable = false
 				break
 			}
-			f.Args = append(f.Args, Arg{Name: n, Type: types[i], Required: i < int(nargs-ndefaults)})
+			f.Args = append(f.Args, Arg{Name: n, Type: types[i], Required: i < int(nargs-ndefaults),
+				Variadic: variadic && i == len(names)-1})
 		}
-		if callable {
-			s.Functions[f.Name] = append(s.Functions[f.Name], f)
+		if !callable {
+			continue
 		}
+		f.Result = s.resultOf(f, retType, outNames, outTypes)
+		s.Functions[f.Name] = append(s.Functions[f.Name], f)
 	}
 	return rows.Err()
+}
+
+// resultOf is the row shape a function returns, so select, filters, order and embeds apply to
+// its result as to a table: the exposed table or view of its return type (embeds included), a
+// composite type of the exposed schema, or the columns of its OUT, INOUT or TABLE parameters.
+// Scalars, record and composites of other schemas have none (nil) and are answered as values.
+func (s *Schema) resultOf(f *Function, retType string, outNames, outTypes []string) *Table {
+	if retType != "" {
+		if t := s.Tables[retType]; t != nil {
+			return t
+		}
+		return s.Types[retType]
+	}
+	if len(outNames) == 0 || slices.Contains(outNames, "") {
+		return nil
+	}
+	t := newTable(f.Name, "")
+	for i, n := range outNames {
+		t.addColumn(n, outTypes[i])
+	}
+	return t
 }

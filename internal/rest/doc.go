@@ -9,6 +9,18 @@
 // SQL only from identifiers found in the schema cache and passes every value
 // as a bind parameter.
 //
+// Behaviour follows PostgREST v13 as its documentation and spec tests
+// describe it, including the wording of its errors (PGRST codes, "Perhaps
+// you meant …" hints, its SQLSTATE to HTTP status table). Writes RETURN only
+// the columns the answer reads (none for return=minimal, whose rows are
+// counted from the command tag), so column grants are enough.
+//
+// One difference is deliberate: a PATCH or DELETE without any filter or
+// limit is refused with 400 {"code":"21000","message":"UPDATE requires a
+// WHERE clause"} (or DELETE …), as the pg-safeupdate extension does on
+// Supabase projects, because touching every row the caller can see is almost
+// always a mistake.
+//
 // It may import internal/pg (pool, run-as-caller, SQLSTATE mapping) but must
 // not import handlers, views, internal/client or any other service surface
 // (auth, storage, mcp); the caller's identity arrives through the

@@ -59,9 +59,13 @@ func writeNullable(b *bytes.Buffer, s string) {
 	writeJSONString(b, s)
 }
 
+// writeJSONString writes s as a JSON string without escaping <, > and & (as PostgREST's
+// encoder does not).
 func writeJSONString(b *bytes.Buffer, s string) {
-	enc, _ := json.Marshal(s) // a string always marshals
-	b.Write(enc)
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)       // a string always encodes
+	b.Truncate(b.Len() - 1) // Encode ends with a newline
 }
 
 // parseError is PGRST100: the query string does not follow the grammar.

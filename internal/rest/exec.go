@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -146,9 +147,9 @@ func (h *Handler) stream(rq *request, stmts []pg.Stmt, each func(row [][]byte) e
 }
 
 // scanResult reads our statements' one row: total (or NULL), page size
-// and body, all in text format.
+// and body, all in text format (and, for some, more columns after them).
 func scanResult(r *pgconn.Result) (result, error) {
-	if len(r.Rows) != 1 || len(r.Rows[0]) != 3 {
+	if len(r.Rows) != 1 || len(r.Rows[0]) < 3 {
 		return result{}, errors.New("rest: statement did not return one row of three columns")
 	}
 	row := r.Rows[0]
@@ -185,7 +186,7 @@ func (h *Handler) dbError(rq *request, err error) error {
 		return &Error{Status: http.StatusUnauthorized, Code: "PGRST301", Message: "JWT session has ended", cause: err}
 	}
 	if f, ok := pg.ErrorFields(err); ok {
-		return &Error{Status: pg.HTTPStatus(f.Code, rq.caller.Role == pg.RoleAnon), Code: f.Code,
+		return &Error{Status: sqlStatus(f, rq.caller.Role == pg.RoleAnon), Code: f.Code,
 			Message: f.Message, Details: f.Details, Hint: f.Hint, cause: err}
 	}
 	if errors.Is(err, context.Canceled) {
@@ -195,4 +196,26 @@ func (h *Handler) dbError(rq *request, err error) error {
 		return unavailable(err)
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: "PGRST000", Message: "Internal server error", cause: err}
+}
+
+// sqlStatus is the status PostgREST answers a database error with: internal/pg's SQLSTATE
+// table, except where PostgREST decides on more than the code. A cardinality violation is the
+// server's fault (500) unless it is pg-safeupdate's "… requires a WHERE clause" (400); a
+// nonexistent role is a bad token (401); a configured limit exceeded (53400) is the server's
+// (500); and a PT code whose rest is not a number is 500.
+func sqlStatus(f pg.Fields, anon bool) int {
+	switch {
+	case f.Code == "21000":
+		if strings.HasSuffix(f.Message, "requires a WHERE clause") {
+			return http.StatusBadRequest
+		}
+		return http.StatusInternalServerError
+	case f.Code == "22023" && strings.HasPrefix(f.Message, "role") && strings.HasSuffix(f.Message, "does not exist"):
+		return http.StatusUnauthorized
+	case f.Code == "53400":
+		return http.StatusInternalServerError
+	case strings.HasPrefix(f.Code, "PT") && strings.Trim(f.Code[2:], "0123456789") != "":
+		return http.StatusInternalServerError
+	}
+	return pg.HTTPStatus(f.Code, anon)
 }

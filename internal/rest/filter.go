@@ -184,14 +184,19 @@ func singleValue(s *scanner, inLogic bool) string {
 }
 
 // listValue reads (v,v,…) for in: elements are quoted (followed by , or ))
-// or runs without , and ).
+// or runs without , and ); () is the empty list.
 func listValue(s *scanner) ([]string, *Error) {
 	s.skipWS()
 	if !s.accept("(") {
 		return nil, s.fail(`"("`)
 	}
 	s.skipWS()
-	var out []string
+	out := []string{}
+	if s.accept(")") {
+		// in.() is an empty list, which nothing is in, as in PostgREST.
+		s.skipWS()
+		return out, nil
+	}
 	for {
 		if err := s.spend(); err != nil {
 			return nil, err

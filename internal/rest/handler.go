@@ -47,6 +47,10 @@ type Config struct {
 	// InvalidToken is the Authenticator's sentinel for a bad, expired or
 	// revoked token (auth.ErrInvalidToken), so outages are told apart.
 	InvalidToken error
+	// Aggregates allows aggregate functions (count(), sum(), …) and to-many spread embeds in
+	// select, as PostgREST's db-aggregates-enabled (MASTHEAD_DB_AGGREGATES_ENABLED, default
+	// off: an aggregate over a large table is expensive). Off, they are 400 PGRST123.
+	Aggregates bool
 }
 
 func (c Config) withDefaults() Config {
@@ -98,12 +102,25 @@ func (h *Handler) Mount(g *echo.Group) {
 	g.GET("/rpc/:fn", h.rpc)
 	g.HEAD("/rpc/:fn", h.rpc)
 	g.POST("/rpc/:fn", h.rpc)
+	g.PUT("/rpc/:fn", h.rpc)
+	g.PATCH("/rpc/:fn", h.rpc)
+	g.DELETE("/rpc/:fn", h.rpc)
 	g.GET("/:table", h.read)
 	g.HEAD("/:table", h.read)
 	g.POST("/:table", h.insert)
+	g.PUT("/:table", h.put)
 	g.PATCH("/:table", h.update)
 	g.DELETE("/:table", h.delete)
+	// Anything else under /rest/v1 names no resource.
+	g.Any("/*", h.invalidPath)
 }
+
+// invalidPath answers a URL that names no table, view or function: PGRST125.
+func (h *Handler) invalidPath(c echo.Context) error {
+	return h.fail(c, errInvalidPath())
+}
+
+func (h *Handler) planOpts() planOpts { return planOpts{aggregates: h.cfg.Aggregates} }
 
 // request is what every route needs before planning: the caller, the
 // parsed query, the schema snapshot and the negotiated response shape.
@@ -113,6 +130,8 @@ type request struct {
 	query  *Query
 	schema *Schema
 	single bool // Accept: application/vnd.pgrst.object+json
+	csv    bool // Accept: text/csv (reads of tables and views only)
+	object bool // answer the one row as an object, in application/json (a function's one row)
 	prefer Prefer
 	path   string // request.path as PostgREST sets it, relative to /rest/v1
 }
@@ -120,6 +139,7 @@ type request struct {
 const (
 	mediaJSON   = "application/json"
 	mediaObject = "application/vnd.pgrst.object+json"
+	mediaCSV    = "text/csv"
 )
 
 // begin authenticates, checks profiles and Accept, and parses the query.
@@ -132,10 +152,10 @@ func (h *Handler) begin(c echo.Context, rpcRead bool) (*request, error) {
 	for _, hdr := range []string{"Accept-Profile", "Content-Profile"} {
 		if p := r.Header.Get(hdr); p != "" && p != exposedSchema {
 			return nil, &Error{Status: http.StatusNotAcceptable, Code: "PGRST106",
-				Message: "The schema must be one of the following: " + exposedSchema}
+				Message: "Invalid schema: " + p, Hint: "Only the following schemas are exposed: " + exposedSchema}
 		}
 	}
-	single, err := negotiate(r.Header.Get("Accept"))
+	media, err := negotiate(r.Header.Get("Accept"))
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +164,7 @@ func (h *Handler) begin(c echo.Context, rpcRead bool) (*request, error) {
 		return nil, err
 	}
 	path := strings.TrimPrefix(r.URL.Path, "/rest/v1")
-	return &request{c: c, caller: caller, query: q, schema: h.schema.Schema(), single: single,
+	return &request{c: c, caller: caller, query: q, schema: h.schema.Schema(), single: media == mediaObject, csv: media == mediaCSV,
 		prefer: ParsePrefer(r.Header), path: path}, nil
 }
 
@@ -163,11 +183,11 @@ func (h *Handler) authError(err error) *Error {
 	return &Error{Status: http.StatusUnauthorized, Code: "PGRST301", Message: err.Error(), cause: err}
 }
 
-// negotiate picks JSON array or single object from Accept. */*,
-// application/*, application/json and an absent header mean the array.
-func negotiate(accept string) (single bool, err error) {
+// negotiate picks the response's media type from Accept: a JSON array (for */*, application/*,
+// application/json and an absent header), the single object, or CSV.
+func negotiate(accept string) (string, error) {
 	if strings.TrimSpace(accept) == "" {
-		return false, nil
+		return mediaJSON, nil
 	}
 	for _, part := range strings.Split(accept, ",") {
 		mt, _, perr := mime.ParseMediaType(strings.TrimSpace(part))
@@ -175,13 +195,20 @@ func negotiate(accept string) (single bool, err error) {
 			continue
 		}
 		switch mt {
-		case mediaObject:
-			return true, nil
+		case mediaObject, "application/vnd.pgrst.object":
+			return mediaObject, nil
+		case mediaCSV:
+			return mediaCSV, nil
 		case mediaJSON, "*/*", "application/*":
-			return false, nil
+			return mediaJSON, nil
 		}
 	}
-	return false, &Error{Status: http.StatusNotAcceptable, Code: "PGRST107",
+	return "", errMedia(accept)
+}
+
+// errMedia is PGRST107 for an Accept nothing here can answer.
+func errMedia(accept string) *Error {
+	return &Error{Status: http.StatusNotAcceptable, Code: "PGRST107",
 		Message: "None of these media types are available: " + accept}
 }
 

@@ -34,10 +34,13 @@ func (h *Handler) mutate(c echo.Context, verb string) error {
 	if err != nil {
 		return h.fail(c, err)
 	}
+	if rq.csv {
+		return h.fail(c, errMedia(c.Request().Header.Get("Accept")))
+	}
 	if len(root.conds) == 0 && root.limit < 0 {
 		return h.fail(c, errNoFilter(verb))
 	}
-	var set []*Column
+	var set, defaults []*Column
 	var row []byte
 	if verb == "UPDATE" {
 		body, err := h.readBody(c)
@@ -63,27 +66,32 @@ func (h *Handler) mutate(c echo.Context, verb string) error {
 			if col == nil {
 				return h.fail(c, errNoWriteColumn(t, n))
 			}
+			if _, given := obj[n]; !given && rq.prefer.Missing == "default" {
+				// columns= names it, the body lacks it: Prefer: missing=default sets its default.
+				defaults = append(defaults, col)
+				continue
+			}
 			set = append(set, col)
 		}
 	}
-	returning := rq.prefer.Return == "representation"
-	q := &sqlb{}
-	q.WriteString(`WITH "pgrst_source" AS (`)
-	q.mutation(verb, t, set, row, root)
-	if returning && (verb == "DELETE" || len(set) > 0) {
-		// Without return=representation there is no RETURNING, which would
-		// need SELECT rights the caller may lack.
-		q.WriteString(` RETURNING "w".*`)
+	w := write{stmts: []func(*sqlb, string){func(q *sqlb, returning string) { q.mutation(verb, t, set, defaults, row, root, returning) }}}
+	if rq.prefer.Missing != "" && verb == "UPDATE" {
+		rq.prefer.Apply("missing", rq.prefer.Missing)
 	}
-	q.WriteString(") ")
-	return h.finishWrite(rq, root, q, returning, http.StatusOK)
+	return h.finishWrite(rq, root, w, http.StatusOK)
 }
 
-// mutation writes the bare UPDATE or DELETE.
-func (q *sqlb) mutation(verb string, t *Table, set []*Column, row []byte, root *node) {
-	if verb == "UPDATE" && len(set) == 0 {
+// mutation writes the bare UPDATE or DELETE, with RETURNING returning when it is not empty.
+func (q *sqlb) mutation(verb string, t *Table, set, defaults []*Column, row []byte, root *node, returning string) {
+	if verb == "UPDATE" && len(set)+len(defaults) == 0 {
 		// Nothing to change: the empty result PostgREST answers.
-		q.WriteString(`SELECT * FROM ` + t.quoted + ` AS "w" WHERE false`)
+		q.WriteString(`SELECT `)
+		if returning == "" {
+			q.WriteString("1")
+		} else {
+			q.WriteString(returning)
+		}
+		q.WriteString(` FROM ` + t.quoted + ` AS "w" WHERE false`)
 		return
 	}
 	if verb == "UPDATE" {
@@ -94,6 +102,12 @@ func (q *sqlb) mutation(verb string, t *Table, set []*Column, row []byte, root *
 			}
 			q.WriteString(col.quoted + ` = "_".` + col.quoted)
 		}
+		for i, col := range defaults {
+			if i > 0 || len(set) > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString(col.quoted + ` = DEFAULT`)
+		}
 		q.WriteString(` FROM json_populate_record(NULL::` + t.quoted + `, `)
 		q.param(string(row))
 		q.WriteString(`::json) AS "_"`)
@@ -101,6 +115,9 @@ func (q *sqlb) mutation(verb string, t *Table, set []*Column, row []byte, root *
 		q.WriteString(`DELETE FROM ` + t.quoted + ` AS "w"`)
 	}
 	q.mutationWhere(root)
+	if returning != "" {
+		q.WriteString(" RETURNING " + returning)
+	}
 }
 
 // mutationWhere applies the root's filters to the write, and its limit

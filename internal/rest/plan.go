@@ -2,6 +2,7 @@ package rest
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -21,13 +22,28 @@ type node struct {
 	limit  int64 // -1: none
 }
 
-// outItem is one key of the JSON object: a column or an embed.
+// outItem is one key of the JSON object: a column or an embed, of the node
+// itself or, through via, of the spread embeds it came from (outermost first).
 type outItem struct {
 	name  string
 	col   *Column
 	json  []JSONStep
 	cast  string // canonical SQL type from castTypes
 	embed *node
+	via   []*node
+}
+
+// planOpts are the handler's settings that change what a query may ask.
+type planOpts struct {
+	aggregates bool // MASTHEAD_DB_AGGREGATES_ENABLED: to-many spreads and aggregate functions
+}
+
+var (
+	errAggregates = &Error{Status: http.StatusBadRequest, Code: "PGRST123", Message: "Use of aggregate functions is not allowed"}
+)
+
+func errNotImplemented(details string) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: "PGRST127", Message: "Feature not implemented", Details: details}
 }
 
 // cond is a leaf condition on a column, a null test on an embed, or an
@@ -61,12 +77,27 @@ var castTypes = map[string]string{
 	"date": "date", "time": "time", "timestamp": "timestamp", "timestamptz": "timestamptz", "interval": "interval",
 }
 
-func errNoTable(name string) *Error {
+// errInvalidPath is PGRST125: the URL names no resource (/rest/v1/a/b, /rest/v1/rpc, …).
+func errInvalidPath() *Error {
+	return &Error{Status: http.StatusNotFound, Code: "PGRST125", Message: "Invalid path specified in request URL"}
+}
+
+// errNoTable is PGRST205, with the closest table's name as a hint when one is close enough.
+func (s *Schema) errNoTable(name string) *Error {
 	if strings.Contains(name, "/") { // no table is called that: the path itself is wrong
-		return &Error{Status: http.StatusNotFound, Code: "PGRST125", Message: "Invalid path specified in request URL"}
+		return errInvalidPath()
 	}
-	return &Error{Status: http.StatusNotFound, Code: "PGRST205",
+	e := &Error{Status: http.StatusNotFound, Code: "PGRST205",
 		Message: "Could not find the table '" + exposedSchema + "." + name + "' in the schema cache"}
+	names := make([]string, 0, len(s.Tables))
+	for n := range s.Tables {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	if best, _, ok := closest(names, name, 0.75); ok {
+		e.Hint = "Perhaps you meant the table '" + exposedSchema + "." + best + "'"
+	}
+	return e
 }
 
 func errNoColumn(t *Table, col string) *Error {
@@ -84,16 +115,21 @@ func errNotEmbedded(name string) *Error {
 func (s *Schema) table(name string) (*Table, *Error) {
 	t := s.Tables[name]
 	if t == nil {
-		return nil, errNoTable(name)
+		return nil, s.errNoTable(name)
 	}
 	return t, nil
 }
 
 // planRead checks a parsed query against the schema and returns the tree
 // of levels to read. maxRows caps the root, as PostgREST's db-max-rows.
-func (s *Schema) planRead(t *Table, q *Query) (*node, *Error) {
+func (s *Schema) planRead(t *Table, q *Query, opts planOpts) (*node, *Error) {
 	root := &node{table: t, limit: -1}
-	if err := s.planSelect(root, q.Select, 0); err != nil {
+	items := q.Select
+	if len(items) == 0 {
+		// select= with nothing is every column, as an absent select.
+		items = []SelectItem{{Star: true}}
+	}
+	if err := s.planSelect(root, items, 0, opts); err != nil {
 		return nil, err
 	}
 	if err := root.applyQuery(q); err != nil {
@@ -154,7 +190,7 @@ func (root *node) applyQuery(q *Query) *Error {
 	return nil
 }
 
-func (s *Schema) planSelect(n *node, items []SelectItem, depth int) *Error {
+func (s *Schema) planSelect(n *node, items []SelectItem, depth int, opts planOpts) *Error {
 	size := len(items)
 	for _, it := range items {
 		if it.Star {
@@ -174,10 +210,21 @@ func (s *Schema) planSelect(n *node, items []SelectItem, depth int) *Error {
 				return err
 			}
 			child := &node{table: s.Tables[rel.Foreign], name: it.Name(), rel: rel, join: it.Embed.Join, limit: -1}
-			if err := s.planSelect(child, it.Embed.Select, depth+1); err != nil {
+			if err := s.planSelect(child, it.Embed.Select, depth+1, opts); err != nil {
 				return err
 			}
 			n.embeds = append(n.embeds, child)
+			if it.Embed.Spread {
+				if err := spreadInto(n, child, opts); err != nil {
+					return err
+				}
+				continue
+			}
+			if len(it.Embed.Select) == 0 {
+				// rel() selects nothing: the embed only filters (rel.col=…, rel=not.is.null,
+				// !inner) and is left out of the body.
+				continue
+			}
 			n.out = append(n.out, outItem{name: child.name, embed: child})
 		default:
 			col := n.table.ColumnByName[it.Field.Name]
@@ -277,4 +324,31 @@ func (n *node) orderItem(t OrderTerm) (orderItem, *Error) {
 		return it, errNoColumn(on.table, t.Field.Name)
 	}
 	return it, nil
+}
+
+// spreadInto adds a spread embed's keys to n's own. A to-one spread gives its values; a
+// to-many one (only with aggregates enabled, as in PostgREST) gives each key as the array of
+// its values over the related rows, where a nested to-one spread adds arrays of its values and
+// a nested to-one embed an array of objects. Deeper to-many nesting inside a to-many spread is
+// not implemented.
+func spreadInto(n, child *node, opts planOpts) *Error {
+	if !child.rel.Card.ToOne() {
+		if !opts.aggregates {
+			return errAggregates
+		}
+		for _, o := range child.out {
+			toMany := o.embed != nil && !o.embed.rel.Card.ToOne()
+			for _, v := range o.via {
+				toMany = toMany || !v.rel.Card.ToOne()
+			}
+			if toMany {
+				return errNotImplemented("A to-many spread embed ('" + child.name + "') may hold columns, to-one spread embeds and to-one embeds, not to-many ones")
+			}
+		}
+	}
+	for _, o := range child.out {
+		o.via = append([]*node{child}, o.via...)
+		n.out = append(n.out, o)
+	}
+	return nil
 }

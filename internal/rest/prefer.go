@@ -2,6 +2,7 @@ package rest
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -69,4 +70,21 @@ func (p *Prefer) field(k string) *string {
 // header.
 func (p *Prefer) Apply(k, v string) {
 	p.Applied = append(p.Applied, k+"="+v)
+}
+
+// appliedOrder is the order in which PostgREST lists honoured preferences.
+var appliedOrder = []string{"resolution", "missing", "return", "count"}
+
+// setApplied writes Preference-Applied (when anything was honoured) in PostgREST's order.
+func (p *Prefer) setApplied(h http.Header) {
+	if len(p.Applied) == 0 {
+		return
+	}
+	out := slices.Clone(p.Applied)
+	rank := func(s string) int {
+		k, _, _ := strings.Cut(s, "=")
+		return slices.Index(appliedOrder, k)
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return rank(a) - rank(b) })
+	h.Set("Preference-Applied", strings.Join(slices.Compact(out), ", "))
 }

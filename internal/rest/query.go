@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -169,8 +170,15 @@ func (q *Query) addEmbeddable(key, value string) *Error {
 			return err
 		}
 		n, perr := strconv.ParseInt(value, 10, 64)
-		if perr != nil || n < 0 {
+		if perr != nil {
 			return parseError(quoteShow("failed to parse "+lastSegment(key)+" parameter ("+value+")"), "expecting a non-negative integer")
+		}
+		if n < 0 {
+			// PostgreSQL's own refusals, which PostgREST passes on.
+			if lastSegment(key) == "limit" {
+				return &Error{Status: http.StatusBadRequest, Code: "2201W", Message: "LIMIT must not be negative"}
+			}
+			return &Error{Status: http.StatusBadRequest, Code: "2201X", Message: "OFFSET must not be negative"}
 		}
 		r := q.rangeFor(path)
 		if lastSegment(key) == "limit" {

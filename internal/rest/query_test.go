@@ -3,6 +3,7 @@ package rest
 import (
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -95,7 +96,7 @@ func TestParseQueryErrors(t *testing.T) {
 		{"bad order", "order=id.sideways", "failed to parse order"},
 		{"bad logic", "or=(a)", "failed to parse logic tree"},
 		{"bad limit", "limit=ten", "failed to parse limit parameter"},
-		{"negative offset", "offset=-1", "failed to parse offset parameter"},
+		{"offset not a number", "offset=1.5", "failed to parse offset parameter"},
 		{"bad columns", "columns=a,", "failed to parse columns parameter"},
 		{"bad percent", "id=eq.%zz", "failed to decode query string"},
 		{"invalid utf8", "id=eq.%ff", "failed to decode query string"},
@@ -115,6 +116,27 @@ func TestParseQueryErrors(t *testing.T) {
 				t.Errorf("got %d %s %q, want 400 PGRST100 with %q", e.Status, e.Code, e.Message, tt.message)
 			}
 		})
+	}
+}
+
+// TestParseNegativeRange: a negative limit or offset is refused with the SQLSTATE PostgreSQL
+// gives it, as PostgREST passes it on.
+func TestParseNegativeRange(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]string{
+		"limit=-1":          `{"code":"2201W","details":null,"hint":null,"message":"LIMIT must not be negative"}`,
+		"offset=-4":         `{"code":"2201X","details":null,"hint":null,"message":"OFFSET must not be negative"}`,
+		"promos.limit=-1":   `{"code":"2201W","details":null,"hint":null,"message":"LIMIT must not be negative"}`,
+		"promos.offset=-10": `{"code":"2201X","details":null,"hint":null,"message":"OFFSET must not be negative"}`,
+	} {
+		_, err := ParseQuery(raw, false)
+		var e *Error
+		if !errors.As(err, &e) || e.Status != http.StatusBadRequest {
+			t.Fatalf("ParseQuery(%q) = %v, want a 400", raw, err)
+		}
+		if b, _ := e.MarshalJSON(); string(b) != want {
+			t.Errorf("ParseQuery(%q) = %s, want %s", raw, b, want)
+		}
 	}
 }
 
@@ -149,26 +171,29 @@ func TestParseRange(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
+		method string
 		header string
 		want   RangeHeader
 		ok     bool
 		status int
 	}{
-		{"absent", "", RangeHeader{}, false, 0},
-		{"closed", "0-9", RangeHeader{Offset: 0, Limit: 10, HasLimit: true}, true, 0},
-		{"items unit", "items=5-9", RangeHeader{Offset: 5, Limit: 5, HasLimit: true}, true, 0},
-		{"open", "10-", RangeHeader{Offset: 10}, true, 0},
-		{"garbage ignored", "abc", RangeHeader{}, false, 0},
-		{"inverted", "9-0", RangeHeader{}, false, http.StatusRequestedRangeNotSatisfiable},
+		{"absent", "GET", "", RangeHeader{}, false, 0},
+		{"closed", "GET", "0-9", RangeHeader{Offset: 0, Limit: 10, HasLimit: true}, true, 0},
+		{"items unit", "GET", "items=5-9", RangeHeader{Offset: 5, Limit: 5, HasLimit: true}, true, 0},
+		{"open", "GET", "10-", RangeHeader{Offset: 10}, true, 0},
+		{"garbage ignored", "GET", "abc", RangeHeader{}, false, 0},
+		{"inverted", "GET", "9-0", RangeHeader{}, false, http.StatusRequestedRangeNotSatisfiable},
+		{"ignored on HEAD", "HEAD", "0-9", RangeHeader{}, false, 0},
+		{"ignored on POST, even inverted", "POST", "9-0", RangeHeader{}, false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := http.Header{}
+			req := httptest.NewRequest(tt.method, "/rest/v1/x", nil)
 			if tt.header != "" {
-				h.Set("Range", tt.header)
+				req.Header.Set("Range", tt.header)
 			}
-			got, ok, err := ParseRange(h)
+			got, ok, err := ParseRange(req)
 			if tt.status != 0 {
 				var e *Error
 				if !errors.As(err, &e) || e.Status != tt.status || e.Code != "PGRST103" {

@@ -13,10 +13,14 @@ type RangeHeader struct {
 	HasLimit bool
 }
 
-// ParseRange reads the Range header. A header that does not parse is
-// ignored, as PostgREST does; first > last is a 416 (PGRST103).
-func ParseRange(h http.Header) (RangeHeader, bool, error) {
-	v := strings.TrimSpace(h.Get("Range"))
+// ParseRange reads the Range header of a request. A header that does not parse is ignored, as
+// PostgREST does, and so is any on a method other than GET (RFC 9110): HEAD, POST and the rest
+// page with limit and offset. first > last is a 416 (PGRST103).
+func ParseRange(req *http.Request) (RangeHeader, bool, error) {
+	if req.Method != http.MethodGet {
+		return RangeHeader{}, false, nil
+	}
+	v := strings.TrimSpace(req.Header.Get("Range"))
 	if v == "" {
 		return RangeHeader{}, false, nil
 	}
@@ -37,7 +41,7 @@ func ParseRange(h http.Header) (RangeHeader, bool, error) {
 		}
 		if last < first {
 			return RangeHeader{}, false, &Error{Status: http.StatusRequestedRangeNotSatisfiable, Code: "PGRST103",
-				Message: "Requested range not satisfiable", Details: "The lower boundary must be lower than or equal to the upper boundary"}
+				Message: "Requested range not satisfiable", Details: "The lower boundary must be lower than or equal to the upper boundary in the Range header."}
 		}
 		r.Limit, r.HasLimit = last-first+1, true
 	}

@@ -32,7 +32,7 @@ func (h *Handler) planTable(c echo.Context) (*request, *Table, *node, error) {
 	if perr != nil {
 		return nil, nil, nil, perr
 	}
-	root, perr := rq.schema.planRead(t, rq.query)
+	root, perr := rq.schema.planRead(t, rq.query, h.planOpts())
 	if perr != nil {
 		return nil, nil, nil, perr
 	}
@@ -61,10 +61,13 @@ func (h *Handler) read(c echo.Context) error {
 		cs.Prepare = true
 		stmts = append(stmts, cs)
 	}
-	rows := buildRows(root, !head).stmt()
+	rows := buildRows(root, !head, rq.csv).stmt()
 	rows.Prepare = true // reads repeat by shape: keep the plan
 	stmts = append(stmts, rows)
 	body := &rowsBody{max: h.cfg.MaxResponseBytes, withBody: !head}
+	if rq.csv {
+		body.csvHeader = csvHeader(root)
+	}
 	rs, err := h.stream(rq, stmts, body.add)
 	if err != nil {
 		return h.fail(c, err)
@@ -103,12 +106,14 @@ func (h *Handler) read(c echo.Context) error {
 // aggregated one PostgREST sends.
 const aggSep = ", \n "
 
-// rowsBody collects a streamed page as a JSON array, refusing to grow past max bytes.
+// rowsBody collects a streamed page as a JSON array, or as CSV when csvHeader is set, refusing
+// to grow past max bytes.
 type rowsBody struct {
-	buf      bytes.Buffer
-	rows     int64
-	max      int
-	withBody bool
+	buf       bytes.Buffer
+	rows      int64
+	max       int
+	withBody  bool
+	csvHeader string
 }
 
 func (b *rowsBody) add(row [][]byte) error {
@@ -116,12 +121,17 @@ func (b *rowsBody) add(row [][]byte) error {
 	if !b.withBody || len(row) != 1 {
 		return nil
 	}
-	if b.buf.Len()+len(row[0])+len(aggSep) > b.max {
+	if b.buf.Len()+len(row[0])+len(aggSep)+len(b.csvHeader) > b.max {
 		return errResponseBytes(b.max)
 	}
-	if b.rows == 1 {
+	switch {
+	case b.csvHeader != "" && b.rows == 1:
+		b.buf.WriteString(b.csvHeader + "\n")
+	case b.csvHeader != "":
+		b.buf.WriteByte('\n')
+	case b.rows == 1:
 		b.buf.WriteByte('[')
-	} else {
+	default:
 		b.buf.WriteString(aggSep)
 	}
 	b.buf.Write(row[0])
@@ -129,14 +139,28 @@ func (b *rowsBody) add(row [][]byte) error {
 }
 
 func (b *rowsBody) bytes() []byte {
-	if !b.withBody {
+	switch {
+	case !b.withBody:
 		return nil
-	}
-	if b.rows == 0 {
+	case b.csvHeader != "" && b.rows == 0:
+		// PostgREST names the columns from the first row: without one, no header.
+		return []byte("\n")
+	case b.csvHeader != "":
+		return b.buf.Bytes()
+	case b.rows == 0:
 		return []byte("[]")
 	}
 	b.buf.WriteByte(']')
 	return b.buf.Bytes()
+}
+
+// csvHeader is the first line of a CSV page: the keys of the rows, as PostgREST writes them.
+func csvHeader(root *node) string {
+	names := make([]string, len(root.out))
+	for i, o := range root.out {
+		names[i] = o.name
+	}
+	return strings.Join(names, ",")
 }
 
 // errResponseBytes refuses a response larger than MASTHEAD_MAX_RESPONSE_BYTES.
@@ -150,11 +174,13 @@ func errResponseBytes(limit int) *Error {
 // window combines limit/offset, the Range header and db-max-rows into the
 // root's range, as PostgREST intersects them.
 func (h *Handler) window(rq *request, root *node) error {
-	lower, upper := root.offset, int64(-1)
-	if root.limit >= 0 {
+	// upper is the last row asked for, bounded says whether anything asked for one: limit=0
+	// asks for none (upper = lower-1), which is an empty page, not an unlimited one.
+	lower, upper, bounded := root.offset, int64(0), root.limit >= 0
+	if bounded {
 		upper = lower + root.limit - 1
 	}
-	hr, ok, err := ParseRange(rq.c.Request().Header)
+	hr, ok, err := ParseRange(rq.c.Request())
 	if err != nil {
 		return err
 	}
@@ -162,17 +188,14 @@ func (h *Handler) window(rq *request, root *node) error {
 		lower = max(lower, hr.Offset)
 		if hr.HasLimit {
 			hu := hr.Offset + hr.Limit - 1
-			if upper < 0 || hu < upper {
-				upper = hu
+			if !bounded || hu < upper {
+				upper, bounded = hu, true
 			}
 		}
 	}
-	limit := int64(-1)
-	if upper >= 0 {
-		limit = max(upper-lower+1, 0)
-	}
-	if limit < 0 || limit > h.cfg.MaxRows {
-		limit = h.cfg.MaxRows
+	limit := h.cfg.MaxRows
+	if bounded {
+		limit = min(max(upper-lower+1, 0), h.cfg.MaxRows)
 	}
 	root.offset, root.limit = lower, limit
 	return nil
@@ -197,13 +220,17 @@ func buildCount(root *node, count string, maxRows int64) *sqlb {
 }
 
 // buildRows selects the page, a row at a time: each row's JSON (built by PostgreSQL, embeds
-// included) or, for HEAD, a placeholder to count.
-func buildRows(root *node, withBody bool) *sqlb {
+// included), its CSV line (the row's text form without its parentheses, as PostgREST writes
+// CSV), or, for HEAD, a placeholder to count.
+func buildRows(root *node, withBody, csv bool) *sqlb {
 	q := &sqlb{}
 	q.Grow(2048)
-	if withBody {
+	switch {
+	case withBody && csv:
+		q.WriteString(`SELECT substring("s0"::text, 2, length("s0"::text) - 2) FROM (`)
+	case withBody:
 		q.WriteString(`SELECT row_to_json("s0")::text FROM (`)
-	} else {
+	default:
 		q.WriteString(`SELECT 1 FROM (`)
 	}
 	q.level(root, `"t0"`, "", "", false)
@@ -256,17 +283,20 @@ func (h *Handler) respondRows(rq *request, offset int64, res result, status int,
 			status = http.StatusPartialContent
 		}
 	}
-	if len(rq.prefer.Applied) > 0 {
-		hdr.Set("Preference-Applied", strings.Join(rq.prefer.Applied, ", "))
-	}
+	rq.prefer.setApplied(hdr)
 	ctype := mediaJSON + "; charset=utf-8"
 	body := res.body
-	if rq.single {
+	if rq.single || rq.object {
 		if res.page != 1 {
 			return h.fail(c, errSingular(res.page))
 		}
-		ctype = mediaObject + "; charset=utf-8"
 		body = unwrapArray(body)
+	}
+	switch {
+	case rq.single:
+		ctype = mediaObject + "; charset=utf-8"
+	case rq.csv:
+		ctype = mediaCSV + "; charset=utf-8"
 	}
 	if !withBody {
 		hdr.Set(echo.HeaderContentType, ctype)
@@ -280,7 +310,7 @@ func (h *Handler) respondRows(rq *request, offset int64, res result, status int,
 
 func errSingular(n int64) *Error {
 	return &Error{Status: http.StatusNotAcceptable, Code: "PGRST116",
-		Message: "JSON object requested, multiple (or no) rows returned",
+		Message: "Cannot coerce the result to a single JSON object",
 		Details: "The result contains " + strconv.FormatInt(n, 10) + " rows"}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,72 +15,205 @@ import (
 	"masthead/internal/pg"
 )
 
-// rpc serves /rest/v1/rpc/:fn: POST with named JSON arguments, GET (and
-// HEAD) with arguments in the query string.
-// Arguments reach the function through json_to_record, typed by the
-// schema cache, so each value is one JSON parameter.
+const mediaForm = "application/x-www-form-urlencoded"
+
+// errRPCMethod is PostgREST's answer to a method other than GET, HEAD or POST on /rpc.
+func errRPCMethod(method string) *Error {
+	return &Error{Status: http.StatusMethodNotAllowed, Code: "PGRST101",
+		Message: "Cannot use the " + method + " method on RPC"}
+}
+
+// rpcInput is the arguments of a call as the request gave them: a JSON object (POST with a JSON
+// body), or text values by name (GET's query string, a POST form), where a name may repeat.
+type rpcInput struct {
+	json     map[string]json.RawMessage
+	text     map[string][]string
+	jsonBody bool // the arguments came as a JSON body (PGRST202 then mentions json parameters)
+}
+
+func (in *rpcInput) names() []string {
+	var out []string
+	if in.json != nil {
+		for k := range in.json {
+			out = append(out, k)
+		}
+	} else {
+		for k := range in.text {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// args is the JSON object of arguments for fn. A text value is a JSON string (PostgreSQL reads
+// it as the argument's type); a repeated name keeps its last value, except for a VARIADIC
+// argument, whose values make its array, as PostgREST does.
+func (in *rpcInput) args(fn *Function) map[string]json.RawMessage {
+	if in.json != nil {
+		return in.json
+	}
+	out := make(map[string]json.RawMessage, len(in.text))
+	for name, vs := range in.text {
+		i := slices.IndexFunc(fn.Args, func(a Arg) bool { return a.Name == name })
+		if i >= 0 && fn.Args[i].Variadic {
+			out[name] = mustJSON(vs)
+			continue
+		}
+		out[name] = mustJSON(vs[len(vs)-1])
+	}
+	return out
+}
+
+// rpcArgs reads the arguments: the query string's non-filter parameters for GET and HEAD;
+// for POST a JSON object (an array gives its first object, an empty body none) or a form.
+func (h *Handler) rpcArgs(c echo.Context, rq *request, read bool) (*rpcInput, error) {
+	if read {
+		in := &rpcInput{text: map[string][]string{}}
+		for _, p := range rq.query.Params {
+			in.text[p.Name] = append(in.text[p.Name], p.Value)
+		}
+		return in, nil
+	}
+	body, mt, err := h.readBodyAs(c, mediaJSON, mediaForm)
+	if err != nil {
+		return nil, err
+	}
+	if mt == mediaForm {
+		vals, perr := url.ParseQuery(string(bytes.TrimSpace(body)))
+		if perr != nil {
+			return nil, errBody("the form body does not decode: " + perr.Error())
+		}
+		return &rpcInput{text: vals}, nil
+	}
+	in := &rpcInput{json: map[string]json.RawMessage{}, jsonBody: true}
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' {
+		var list []json.RawMessage
+		if err := json.Unmarshal(body, &list); err != nil {
+			return nil, errBody(err.Error())
+		}
+		body = nil
+		if len(list) > 0 {
+			body = list[0]
+		}
+	}
+	if len(body) > 0 {
+		if err := json.Unmarshal(body, &in.json); err != nil || in.json == nil {
+			return nil, errBody("the arguments must be one JSON object")
+		}
+	}
+	if cols := rq.query.Columns; cols != nil {
+		for k := range in.json {
+			if !slices.Contains(cols, k) {
+				delete(in.json, k)
+			}
+		}
+	}
+	return in, nil
+}
+
+// rpc serves /rest/v1/rpc/:fn: POST with named JSON arguments (or a form), GET and HEAD with
+// arguments in the query string; any other method is 405 PGRST101.
+// Arguments reach the function through json_to_record, typed by the schema cache, so each
+// value is one JSON parameter.
+//
+// A function whose result has a row shape (a table, a composite type, OUT or TABLE
+// parameters) is read like a table: select, filters, order, limits and embeds apply, and a
+// function returning one row answers one object. Any other function answers its value as
+// JSON (null included); a set of values is an array.
 func (h *Handler) rpc(c echo.Context) error {
 	method := c.Request().Method
+	if method != http.MethodGet && method != http.MethodHead && method != http.MethodPost {
+		return h.fail(c, errRPCMethod(method))
+	}
 	read := method != http.MethodPost
 	rq, err := h.begin(c, read)
 	if err != nil {
 		return h.fail(c, err)
 	}
-	args := map[string]json.RawMessage{}
-	if read {
-		for _, p := range rq.query.Params {
-			args[p.Name] = mustJSON(p.Value)
-		}
-	} else {
-		body, err := h.readBody(c)
-		if err != nil {
-			return h.fail(c, err)
-		}
-		if body = bytes.TrimSpace(body); len(body) > 0 {
-			if err := json.Unmarshal(body, &args); err != nil || args == nil {
-				return h.fail(c, errBody("the arguments must be one JSON object"))
-			}
-		}
+	if strings.Contains(c.Param("fn"), "/") {
+		return h.fail(c, errInvalidPath())
 	}
-	fn, perr := rq.schema.function(c.Param("fn"), args)
+	if rq.csv {
+		return h.fail(c, errMedia(c.Request().Header.Get("Accept")))
+	}
+	in, err := h.rpcArgs(c, rq, read)
+	if err != nil {
+		return h.fail(c, err)
+	}
+	fn, perr := rq.schema.function(c.Param("fn"), in.names(), in.jsonBody)
 	if perr != nil {
 		return h.fail(c, perr)
 	}
+	shape := fn.Result
+	if shape == nil {
+		// Values have no columns: any column the query names is unknown.
+		shape = newTable(fn.Name, "")
+	}
+	root, perr := rq.schema.planRead(shape, rq.query, h.planOpts())
+	if perr != nil {
+		return h.fail(c, perr)
+	}
+	if err := h.window(rq, root); err != nil {
+		return h.fail(c, err)
+	}
 	q := &sqlb{}
-	call := q.call(fn, args)
-	var root *node
+	from, call := q.call(fn, in.args(fn))
+	count := rq.prefer.Count != ""
+	single := false // one value or one row, answered without the array
 	switch {
 	case fn.ReturnsVoid:
-		q.WriteString(`SELECT NULL::bigint, count(*), '' FROM ` + call + ` AS "s0"`)
-	case fn.ReturnTable != "":
-		t := rq.schema.Tables[fn.ReturnTable]
-		if root, perr = rq.schema.planRead(t, rq.query); perr != nil {
-			return h.fail(c, perr)
+		// In FROM, so the call runs even though nothing of it is read.
+		if from != "" {
+			from += ", LATERAL"
+		} else {
+			from = " FROM"
 		}
-		if err := h.window(rq, root); err != nil {
-			return h.fail(c, err)
-		}
+		q.WriteString(`SELECT NULL::bigint, count(*), ''` + from + " " + call + ` AS "s0"`)
+	case fn.Result != nil:
 		// The call sits in a CTE so it runs once even when counted.
-		q.WriteString(`WITH "pgrst_source" AS (SELECT "f".* FROM ` + call + ` AS "f") SELECT `)
-		if rq.prefer.Count != "" {
+		if from != "" {
+			from += ", LATERAL"
+		} else {
+			from = " FROM"
+		}
+		q.WriteString(`WITH "pgrst_source" AS (SELECT "pgrst_call".*` + from + " " + call + ` AS "pgrst_call") SELECT `)
+		if count {
 			// Counts of function results are exact: the planner cannot
 			// estimate what a function returns.
 			q.WriteString(`(SELECT count(*) FROM "pgrst_source" AS "c0"`)
 			q.where(root, `"c0"`, "", "")
 			q.WriteString("), ")
-			rq.prefer.Apply("count", rq.prefer.Count)
 		} else {
 			q.WriteString("NULL::bigint, ")
 		}
 		q.WriteString(`count(*), COALESCE(json_agg("s0"), '[]')::text FROM (`)
 		q.level(root, `"t0"`, "", `"pgrst_source"`, false)
 		q.WriteString(`) AS "s0"`)
-	case fn.Composite:
-		q.WriteString(`SELECT NULL::bigint, count(*), COALESCE(json_agg("t0"), '[]')::text FROM ` + call + ` AS "t0"`)
+		single = !fn.ReturnsSet
 	case fn.ReturnsSet:
-		q.WriteString(`SELECT NULL::bigint, count(*), COALESCE(json_agg("t0"."v"), '[]')::text FROM ` + call + ` AS "t0"("v")`)
+		q.WriteString(`WITH "pgrst_source" AS (SELECT ` + call + ` AS "pgrst_scalar"` + from + `) SELECT `)
+		if count {
+			q.WriteString(`(SELECT count(*) FROM "pgrst_source"), `)
+		} else {
+			q.WriteString("NULL::bigint, ")
+		}
+		q.WriteString(`count(*), COALESCE(json_agg("s0"."pgrst_scalar"), '[]')::text FROM (SELECT "pgrst_scalar" FROM "pgrst_source"`)
+		q.limit(root.limit, root.offset)
+		q.WriteString(`) AS "s0"`)
 	default:
-		q.WriteString(`SELECT NULL::bigint, 1::bigint, (SELECT to_json("t0"."v")::text FROM ` + call + ` AS "t0"("v"))`)
+		single = true
+		q.WriteString(`SELECT `)
+		if count {
+			q.WriteString("1::bigint, ")
+		} else {
+			q.WriteString("NULL::bigint, ")
+		}
+		q.WriteString(`1::bigint, COALESCE((SELECT to_json(` + call + `)` + from + `)::text, 'null')`)
+	}
+	if count {
+		rq.prefer.Apply("count", rq.prefer.Count)
 	}
 	var res result
 	// As PostgREST: only POST to a volatile function may write; anything
@@ -101,77 +235,81 @@ func (h *Handler) rpc(c echo.Context) error {
 	if fn.ReturnsVoid {
 		return c.NoContent(http.StatusNoContent)
 	}
-	if !fn.ReturnsSet && fn.Composite {
-		// A function returning one row answers one object, as PostgREST.
-		rq.single = true
+	withBody := method != http.MethodHead
+	if single && fn.Result != nil {
+		// A function returning one row answers one object (as application/json), as PostgREST.
+		rq.object = true
 		if res.page != 1 {
 			return h.fail(c, errSingular(res.page))
 		}
 	}
-	if !fn.ReturnsSet && !fn.Composite {
-		ctype := mediaJSON + "; charset=utf-8"
-		if method == http.MethodHead {
-			c.Response().Header().Set(echo.HeaderContentType, ctype)
-			return c.NoContent(http.StatusOK)
-		}
-		return blob(c, http.StatusOK, ctype, res.body)
+	if !single || fn.Result != nil {
+		return h.respondRows(rq, root.offset, res, http.StatusOK, withBody)
 	}
-	var offset int64
-	if root != nil {
-		offset = root.offset
+	hdr := c.Response().Header()
+	hdr.Set("Content-Range", "0-0/"+map[bool]string{true: "1", false: "*"}[count])
+	rq.prefer.setApplied(hdr)
+	ctype := mediaJSON + "; charset=utf-8"
+	if rq.single {
+		ctype = mediaObject + "; charset=utf-8"
 	}
-	return h.respondRows(rq, offset, res, http.StatusOK, method != http.MethodHead)
+	if !withBody {
+		hdr.Set(echo.HeaderContentType, ctype)
+		return c.NoContent(http.StatusOK)
+	}
+	if len(res.body) > h.cfg.MaxResponseBytes {
+		return h.fail(c, errResponseBytes(h.cfg.MaxResponseBytes))
+	}
+	return blob(c, http.StatusOK, ctype, res.body)
 }
 
-// call returns the FROM item that calls fn (the caller appends an alias),
-// reading the arguments from one JSON parameter through json_to_record
-// with the column types of the schema cache. It adds the parameter but
-// writes nothing itself.
-func (q *sqlb) call(fn *Function, args map[string]json.RawMessage) string {
-	var b strings.Builder
+// call returns what calls fn: from is " FROM json_to_record(…) AS "_"(…)", which reads the
+// arguments from one JSON parameter with the types of the schema cache ("" without
+// arguments), and expr the call itself, naming each argument (VARIADIC for a variadic one).
+func (q *sqlb) call(fn *Function, args map[string]json.RawMessage) (from, expr string) {
 	name := quoteIdent(exposedSchema) + "." + quoteIdent(fn.Name)
 	if len(args) == 0 {
-		return name + "()"
+		return "", name + "()"
 	}
 	obj, _ := json.Marshal(args)
 	q.args = append(q.args, obj)
-	b.WriteString(`json_to_record($` + strconv.Itoa(len(q.args)) + `::json) AS "_"(`)
-	var given []Arg
+	var f, e strings.Builder
+	f.WriteString(` FROM json_to_record($` + strconv.Itoa(len(q.args)) + `::json) AS "_"(`)
+	e.WriteString(name + "(")
+	n := 0
 	for _, a := range fn.Args {
-		if _, ok := args[a.Name]; ok {
-			given = append(given, a)
+		if _, ok := args[a.Name]; !ok {
+			continue
 		}
-	}
-	for i, a := range given {
-		if i > 0 {
-			b.WriteString(", ")
+		if n > 0 {
+			f.WriteString(", ")
+			e.WriteString(", ")
 		}
+		n++
 		// a.Type is format_type() output from the catalog, not input.
-		b.WriteString(quoteIdent(a.Name) + " " + a.Type)
-	}
-	b.WriteString(`), LATERAL ` + name + "(")
-	for i, a := range given {
-		if i > 0 {
-			b.WriteString(", ")
+		f.WriteString(quoteIdent(a.Name) + " " + a.Type)
+		if a.Variadic {
+			e.WriteString("VARIADIC ")
 		}
-		b.WriteString(quoteIdent(a.Name) + ` := "_".` + quoteIdent(a.Name))
+		e.WriteString(quoteIdent(a.Name) + ` := "_".` + quoteIdent(a.Name))
 	}
-	b.WriteString(")")
-	return b.String()
+	f.WriteString(")")
+	e.WriteString(")")
+	return f.String(), e.String()
 }
 
 // function finds the overload whose arguments match the given names:
 // every required one present, no unknown one. None is PGRST202.
-func (s *Schema) function(name string, args map[string]json.RawMessage) (*Function, *Error) {
+func (s *Schema) function(name string, args []string, jsonBody bool) (*Function, *Error) {
 	var match []*Function
 	for _, f := range s.Functions[name] {
 		ok := true
 		for _, a := range f.Args {
-			if _, given := args[a.Name]; a.Required && !given {
+			if a.Required && !slices.Contains(args, a.Name) {
 				ok = false
 			}
 		}
-		for k := range args {
+		for _, k := range args {
 			if !slices.ContainsFunc(f.Args, func(a Arg) bool { return a.Name == k }) {
 				ok = false
 			}
@@ -185,22 +323,61 @@ func (s *Schema) function(name string, args map[string]json.RawMessage) (*Functi
 	case 1:
 		return match[0], nil
 	case 0:
-		keys := make([]string, 0, len(args))
-		for k := range args {
-			keys = append(keys, k)
+		with, params := " without parameters", " without parameters"
+		if len(args) > 0 {
+			with = "(" + strings.Join(args, ", ") + ")"
+			params = " with parameter " + strings.Join(args, ", ")
+			if len(args) > 1 {
+				params = " with parameters " + strings.Join(args, ", ")
+			}
 		}
-		slices.Sort(keys)
-		with, params := " without parameters", "without parameters"
-		if len(keys) > 0 {
-			with = "(" + strings.Join(keys, ", ") + ")"
-			params = "with parameters " + strings.Join(keys, ", ")
+		if jsonBody {
+			params += " or with a single unnamed json/jsonb parameter"
 		}
 		return nil, &Error{Status: http.StatusNotFound, Code: "PGRST202",
 			Message: "Could not find the function " + qualified + with + " in the schema cache",
-			Details: "Searched for the function " + qualified + " " + params + " or with a single unnamed json/jsonb parameter, but no matches were found in the schema cache.",
-			Hint:    "If a new function was created in the database with this name and parameters, try reloading the schema cache."}
+			Details: "Searched for the function " + qualified + params + ", but no matches were found in the schema cache.",
+			Hint:    s.functionHint(name, args)}
+	}
+	cands := make([]string, len(match))
+	for i, f := range match {
+		params := make([]string, len(f.Args))
+		for j, a := range f.Args {
+			params[j] = a.Name + " => " + a.Type
+		}
+		cands[i] = qualified + "(" + strings.Join(params, ", ") + ")"
 	}
 	return nil, &Error{Status: http.StatusMultipleChoices, Code: "PGRST203",
-		Message: "Could not choose the best candidate function between overloads of " + qualified,
+		Message: "Could not choose the best candidate function between: " + strings.Join(cands, ", "),
 		Hint:    "Try renaming the parameters or the function itself in the database so function overloading can be resolved"}
+}
+
+// functionHint is PGRST202's "Perhaps you meant to call …": for a name with overloads, the
+// parameter list closest to the one given; otherwise the closest function name.
+func (s *Schema) functionHint(name string, args []string) string {
+	prefix := "Perhaps you meant to call the function " + exposedSchema + "."
+	if overloads := s.Functions[name]; len(overloads) > 0 {
+		lists := make([]string, 0, len(overloads))
+		for _, f := range overloads {
+			names := make([]string, len(f.Args))
+			for i, a := range f.Args {
+				names[i] = a.Name
+			}
+			slices.Sort(names)
+			lists = append(lists, "("+strings.Join(names, ", ")+")")
+		}
+		if best, _, ok := closest(lists, "("+strings.Join(args, ", ")+")", 0.33); ok {
+			return prefix + name + best
+		}
+		return ""
+	}
+	names := make([]string, 0, len(s.Functions))
+	for n := range s.Functions {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	if best, _, ok := closest(names, name, 0.75); ok {
+		return prefix + best
+	}
+	return ""
 }

@@ -18,6 +18,7 @@ const exposedSchema = "public"
 // plans against one consistent view.
 type Schema struct {
 	Tables    map[string]*Table
+	Types     map[string]*Table // composite types: function results, never endpoints
 	Functions map[string][]*Function
 }
 
@@ -69,7 +70,24 @@ type Relationship struct {
 	Constraint string
 	Cols       []ColPair // direct relationships
 	Junction   *Junction // many-to-many only
+	// Forward says the origin holds the foreign key (its columns are the From side); the
+	// relationship then leads to one row, and may be named by its constraint or its column.
+	Forward bool
 }
+
+// fkCol is the referencing column of a single-column foreign key ("" otherwise).
+func (r *Relationship) fkCol() string {
+	if r.Junction != nil || len(r.Cols) != 1 {
+		return ""
+	}
+	if r.Forward {
+		return r.Cols[0].From
+	}
+	return r.Cols[0].To
+}
+
+// selfRef says r is one direction of a foreign key from a table to itself.
+func (r *Relationship) selfRef() bool { return r.Junction == nil && r.Table == r.Foreign }
 
 // Junction is the middle table of a many-to-many relationship: Left joins
 // it to the origin, Right to the target (From = junction column).
@@ -85,11 +103,10 @@ type Function struct {
 	Args        []Arg
 	ReturnsSet  bool
 	ReturnsVoid bool
-	// ReturnTable is the exposed table whose row type the function returns,
-	// or "" for scalars; embeds on the result resolve against it.
-	ReturnTable string
-	Composite   bool
-	Volatile    byte // 'i', 's' or 'v'
+	// Result is the row shape of what the function returns (see resultOf), or nil for values
+	// (scalars, arrays, record); select, filters and embeds on the result resolve against it.
+	Result   *Table
+	Volatile byte // 'i', 's' or 'v'
 }
 
 // Arg is one input argument.
@@ -97,6 +114,7 @@ type Arg struct {
 	Name     string
 	Type     string
 	Required bool
+	Variadic bool // VARIADIC: repeated query or form parameters make its array
 }
 
 // SchemaCache holds the current Schema and reloads it on demand.
@@ -131,7 +149,7 @@ func (c *SchemaCache) Reload(ctx context.Context) error {
 // loadSchema runs the catalog queries in one read-only transaction so the
 // snapshot is consistent.
 func loadSchema(ctx context.Context, pool *pgxpool.Pool) (*Schema, error) {
-	s := &Schema{Tables: map[string]*Table{}, Functions: map[string][]*Function{}}
+	s := &Schema{Tables: map[string]*Table{}, Types: map[string]*Table{}, Functions: map[string][]*Function{}}
 	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if err := loadTables(ctx, tx, s); err != nil {
 			return err

@@ -3,8 +3,8 @@ package rest
 import "strconv"
 
 // ParseSelect parses select=: comma-separated columns (*, alias:col,
-// col::type, col->json->>path) and embeds alias:rel!hint!inner(items),
-// nested up to maxDepth levels.
+// col::type, col->json->>path), embeds alias:rel!hint!inner(items) and
+// spread embeds ...rel!hint!inner(items), nested up to maxDepth levels.
 func ParseSelect(src string) ([]SelectItem, error) {
 	items, err := parseSelect(src)
 	if err != nil {
@@ -55,6 +55,19 @@ func selectForest(s *scanner, depth int) ([]SelectItem, *Error) {
 func selectItem(s *scanner, depth int) (SelectItem, *Error) {
 	s.skipWS()
 	start := s.pos
+	if s.accept("...") {
+		// A spread embed: ...rel!hint!inner(items), without an alias.
+		it, ok, err := selectEmbed(s, depth)
+		if err != nil {
+			return it, err
+		}
+		if !ok || it.Alias != "" {
+			s.pos = start + len("...")
+			return SelectItem{}, s.fail("spread embed (...rel(columns))")
+		}
+		it.Embed.Spread = true
+		return it, nil
+	}
 	if it, ok, err := selectEmbed(s, depth); err != nil || ok {
 		return it, err
 	}

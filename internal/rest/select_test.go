@@ -57,6 +57,11 @@ func TestParseSelect(t *testing.T) {
 			}}},
 		}},
 		{"deep nesting", "a(b(c(*)))", []SelectItem{embed("a", embed("b", embed("c", star())))}},
+		{"spread", "title,...clients(name)", []SelectItem{col("title"), {Embed: &Embed{Relation: "clients", Spread: true, Select: []SelectItem{col("name")}}}}},
+		{"spread with hint, inner and alias inside", "...p!fk!inner(n:name)", []SelectItem{{Embed: &Embed{Relation: "p", Hint: "fk", Join: JoinInner, Spread: true,
+			Select: []SelectItem{{Alias: "n", Field: Field{Name: "name"}}}}}}},
+		{"nested spreads", "...a(x,...b(y))", []SelectItem{{Embed: &Embed{Relation: "a", Spread: true,
+			Select: []SelectItem{col("x"), {Embed: &Embed{Relation: "b", Spread: true, Select: []SelectItem{col("y")}}}}}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,7 +94,10 @@ func TestParseSelectErrors(t *testing.T) {
 		{"bad negative index", "data->>-78xy", `unexpected "-"`},
 		{"unterminated quote", `"abc`, "unexpected end of input"},
 		{"json path on embed", "rel->x(*)", `unexpected "("`},
-		{"spread is not supported", "...rel(*)", `unexpected "."`},
+		{"spread without parentheses", "...rel", `unexpected "r" expecting spread embed`},
+		{"spread with an alias", "...a:rel(*)", `unexpected "a" expecting spread embed`},
+		{"spread of a star", "...*", `unexpected "*" expecting spread embed`},
+		{"two dots", "..rel(*)", `unexpected "."`},
 		{"too deep", strings.Repeat("a(", maxDepth+2) + strings.Repeat(")", maxDepth+2), "deeper than"},
 		{"too many items", strings.Repeat("a,", maxItems) + "a", "too many items"},
 	}

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"io"
@@ -29,11 +30,20 @@ func errNoWriteColumn(t *Table, col string) *Error {
 
 // readBody enforces the body cap and the JSON content type.
 func (h *Handler) readBody(c echo.Context) ([]byte, error) {
+	body, _, err := h.readBodyAs(c, mediaJSON)
+	return body, err
+}
+
+// readBodyAs enforces the body cap and that the Content-Type is one of types (the first one
+// when the header is absent), which it returns.
+func (h *Handler) readBodyAs(c echo.Context, types ...string) ([]byte, string, error) {
 	r := c.Request()
+	mt := types[0]
 	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != mediaJSON {
-			return nil, &Error{Status: http.StatusUnsupportedMediaType, Code: "PGRST107",
+		var err error
+		mt, _, err = mime.ParseMediaType(ct)
+		if err != nil || !slices.Contains(types, mt) {
+			return nil, "", &Error{Status: http.StatusUnsupportedMediaType, Code: "PGRST107",
 				Message: "The request's Content-Type is not acceptable: " + ct}
 		}
 	}
@@ -41,12 +51,12 @@ func (h *Handler) readBody(c echo.Context) ([]byte, error) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, &Error{Status: http.StatusRequestEntityTooLarge, Code: "PGRST102",
+			return nil, "", &Error{Status: http.StatusRequestEntityTooLarge, Code: "PGRST102",
 				Message: "Request body too large", Details: "The body may be at most " + strconv.FormatInt(h.cfg.MaxBodyBytes, 10) + " bytes"}
 		}
-		return nil, errBody(err.Error())
+		return nil, "", errBody(err.Error())
 	}
-	return body, nil
+	return body, mt, nil
 }
 
 // payload is a POST body: the rows as a JSON array and the key set of
@@ -78,6 +88,43 @@ func parsePayload(body []byte) (*payload, *Error) {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
+		p.keys = append(p.keys, keys)
+	}
+	return p, nil
+}
+
+// parseCSVPayload reads a CSV body as PostgREST does: the first line names the columns, each
+// other line is a row; an empty field is an empty string and the word NULL is null. The rows
+// become JSON objects of strings, which PostgreSQL reads as each column's type.
+func parseCSVPayload(body []byte) (*payload, *Error) {
+	r := csv.NewReader(bytes.NewReader(body))
+	records, err := r.ReadAll()
+	if err != nil {
+		if errors.Is(err, csv.ErrFieldCount) {
+			return nil, &Error{Status: http.StatusBadRequest, Code: "PGRST102", Message: "All lines must have same number of fields"}
+		}
+		return nil, &Error{Status: http.StatusBadRequest, Code: "PGRST102", Message: "Invalid CSV body", Details: err.Error()}
+	}
+	if len(records) == 0 {
+		return nil, &Error{Status: http.StatusBadRequest, Code: "PGRST102", Message: "Invalid CSV body", Details: "the first line must name the columns"}
+	}
+	header := records[0]
+	keys := slices.Clone(header)
+	slices.Sort(keys)
+	if len(slices.Compact(slices.Clone(keys))) != len(keys) {
+		return nil, &Error{Status: http.StatusBadRequest, Code: "PGRST102", Message: "Invalid CSV body", Details: "a column is named twice in the first line"}
+	}
+	p := &payload{}
+	for _, rec := range records[1:] {
+		obj := make(map[string]any, len(header))
+		for i, name := range header {
+			if rec[i] == "NULL" {
+				obj[name] = nil
+			} else {
+				obj[name] = rec[i]
+			}
+		}
+		p.rows = append(p.rows, mustJSON(obj))
 		p.keys = append(p.keys, keys)
 	}
 	return p, nil
@@ -168,12 +215,21 @@ func (h *Handler) insert(c echo.Context) error {
 	if err != nil {
 		return h.fail(c, err)
 	}
+	if rq.csv {
+		return h.fail(c, errMedia(c.Request().Header.Get("Accept")))
+	}
 	root.conds = nil
-	body, err := h.readBody(c)
+	body, mt, err := h.readBodyAs(c, mediaJSON, mediaCSV)
 	if err != nil {
 		return h.fail(c, err)
 	}
-	p, perr := parsePayload(body)
+	var p *payload
+	var perr *Error
+	if mt == mediaCSV {
+		p, perr = parseCSVPayload(body)
+	} else {
+		p, perr = parsePayload(body)
+	}
 	if perr != nil {
 		return h.fail(c, perr)
 	}
@@ -203,73 +259,9 @@ func (h *Handler) insert(c echo.Context) error {
 			root.out = append(root.out, outItem{name: k, col: t.ColumnByName[k]})
 		}
 	}
-	returning := pf.Return == "representation" || headersOnly
-	q := &sqlb{}
-	q.WriteString("WITH ")
-	for i, g := range groups {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		q.WriteString(`"i` + strconv.Itoa(i) + `" AS (INSERT INTO ` + t.quoted + ` AS "w" (`)
-		for j, col := range g.cols {
-			if j > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString(col.quoted)
-		}
-		q.WriteString(") SELECT ")
-		for j, col := range g.cols {
-			if j > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString(`"_".` + col.quoted)
-		}
-		q.WriteString(" FROM json_populate_recordset(NULL::" + t.quoted + ", ")
-		q.param(jsonArray(g.rows))
-		q.WriteString(`::json) AS "_"`)
-		switch pf.Resolution {
-		case "merge-duplicates":
-			// The conflict columns are equal by definition, so they are
-			// not SET: that would need UPDATE rights on them for nothing.
-			q.onConflict(conflict)
-			q.WriteString(" DO UPDATE SET ")
-			n := 0
-			for _, col := range g.cols {
-				if slices.Contains(conflict, col.Name) {
-					continue
-				}
-				if n > 0 {
-					q.WriteString(", ")
-				}
-				n++
-				q.WriteString(col.quoted + " = EXCLUDED." + col.quoted)
-			}
-			if n == 0 {
-				q.WriteString(quoteIdent(conflict[0]) + " = EXCLUDED." + quoteIdent(conflict[0]))
-			}
-		case "ignore-duplicates":
-			q.onConflict(conflict)
-			q.WriteString(" DO NOTHING")
-		}
-		if returning {
-			q.WriteString(` RETURNING "w".*`)
-		}
-		q.WriteString(")")
-	}
-	if len(groups) == 0 {
-		q.Reset()
-		q.WriteString(`WITH "pgrst_source" AS (SELECT * FROM ` + t.quoted + ` WHERE false) `)
-	} else if returning {
-		q.WriteString(`, "pgrst_source" AS (`)
-		for i := range groups {
-			if i > 0 {
-				q.WriteString(" UNION ALL ")
-			}
-			q.WriteString(`SELECT * FROM "i` + strconv.Itoa(i) + `"`)
-		}
-		q.WriteString(") ")
-	} else {
-		q.WriteString(" ")
+	var w write
+	for _, g := range groups {
+		w.stmts = append(w.stmts, func(q *sqlb, returning string) { q.insert(t, g, pf.Resolution, conflict, nil, returning) })
 	}
 	if pf.Resolution != "" {
 		pf.Apply("resolution", pf.Resolution)
@@ -277,7 +269,70 @@ func (h *Handler) insert(c echo.Context) error {
 	if pf.Missing != "" {
 		pf.Apply("missing", pf.Missing)
 	}
-	return h.finishWrite(rq, root, q, returning, http.StatusCreated)
+	return h.finishWrite(rq, root, w, http.StatusCreated)
+}
+
+// insert writes one INSERT of a group of rows, with its upsert clause and RETURNING (when
+// returning is not empty). A group without columns inserts rows of defaults: a SELECT of no
+// columns fills none, so every column takes its default.
+func (q *sqlb) insert(t *Table, g insertGroup, resolution string, conflict []string, match []cond, returning string) {
+	q.WriteString(`INSERT INTO ` + t.quoted + ` AS "w"`)
+	if len(g.cols) > 0 {
+		q.WriteString(" (")
+		for j, col := range g.cols {
+			if j > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString(col.quoted)
+		}
+		q.WriteString(")")
+	}
+	q.WriteString(" SELECT ")
+	for j, col := range g.cols {
+		if j > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(`"_".` + col.quoted)
+	}
+	q.WriteString(" FROM json_populate_recordset(NULL::" + t.quoted + ", ")
+	q.param(jsonArray(g.rows))
+	q.WriteString(`::json) AS "_"`)
+	for i, c := range match {
+		// PUT: the row is written only when its key is the one the URL names.
+		if i == 0 {
+			q.WriteString(" WHERE ")
+		} else {
+			q.WriteString(" AND ")
+		}
+		q.cond(c, `"_"`)
+	}
+	switch resolution {
+	case "merge-duplicates":
+		// The conflict columns are equal by definition, so they are
+		// not SET: that would need UPDATE rights on them for nothing.
+		q.onConflict(conflict)
+		q.WriteString(" DO UPDATE SET ")
+		n := 0
+		for _, col := range g.cols {
+			if slices.Contains(conflict, col.Name) {
+				continue
+			}
+			if n > 0 {
+				q.WriteString(", ")
+			}
+			n++
+			q.WriteString(col.quoted + " = EXCLUDED." + col.quoted)
+		}
+		if n == 0 {
+			q.WriteString(quoteIdent(conflict[0]) + " = EXCLUDED." + quoteIdent(conflict[0]))
+		}
+	case "ignore-duplicates":
+		q.onConflict(conflict)
+		q.WriteString(" DO NOTHING")
+	}
+	if returning != "" {
+		q.WriteString(" RETURNING " + returning)
+	}
 }
 
 func (q *sqlb) onConflict(cols []string) {
@@ -291,27 +346,139 @@ func (q *sqlb) onConflict(cols []string) {
 	q.WriteString(")")
 }
 
-// finishWrite completes "WITH … " with the representation (or a bare
-// count), runs it in an explicit transaction and answers. A singular
-// Accept that does not match exactly one row rolls the write back.
-func (h *Handler) finishWrite(rq *request, root *node, q *sqlb, returning bool, okStatus int) error {
+// write is one write: its statements, each a bare INSERT, UPDATE or DELETE (or, when there is
+// nothing to write, a SELECT of no rows) with RETURNING returning, or none when it is empty.
+type write struct {
+	stmts []func(q *sqlb, returning string)
+	// existed, for PUT, counts the row before the write (a CTE reads the snapshot the write
+	// starts from), so the answer tells an insert (201) from an update (200).
+	existed func(q *sqlb)
+}
+
+// returning lists the columns of the written rows that n's representation reads: what it
+// selects, the keys its embeds join on, its order, and the primary key when withPK. Only these
+// are RETURNed, so SELECT grants on them suffice. Without any, one constant is returned.
+func (n *node) returning(withPK bool) string {
+	need := map[string]bool{}
+	for _, o := range n.out {
+		if o.col != nil && len(o.via) == 0 {
+			need[o.col.Name] = true
+		}
+	}
+	joinCols := func(r *Relationship) {
+		if r.Junction != nil {
+			for _, p := range r.Junction.Left {
+				need[p.To] = true
+			}
+			return
+		}
+		for _, p := range r.Cols {
+			need[p.From] = true
+		}
+	}
+	for _, e := range n.embeds {
+		joinCols(e.rel)
+	}
+	for _, o := range n.order {
+		if o.embed != nil {
+			joinCols(o.embed.rel)
+		} else {
+			need[o.col.Name] = true
+		}
+	}
+	if withPK {
+		for _, k := range n.table.PK {
+			need[k] = true
+		}
+	}
+	var b strings.Builder
+	for _, c := range n.table.Columns {
+		if need[c.Name] {
+			if b.Len() > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(`"w".` + c.quoted)
+		}
+	}
+	if b.Len() == 0 {
+		return `NULL AS "pgrst_none"`
+	}
+	return b.String()
+}
+
+// finishWrite runs a write in an explicit transaction and answers it as PostgREST does. With
+// return=representation (or headers-only) its statements return the columns the answer reads,
+// gathered as "pgrst_source" and shaped by root; otherwise they return nothing and the rows
+// written are counted from the command tags. Content-Range carries that count when one was
+// asked for. A singular Accept that does not match exactly one row rolls the write back.
+func (h *Handler) finishWrite(rq *request, root *node, w write, okStatus int) error {
 	c := rq.c
 	pf := &rq.prefer
+	returning := pf.Return == "representation" || pf.Return == "headers-only"
+	var stmts []pg.Stmt
 	if returning {
-		q.WriteString(`SELECT NULL::bigint, count(*), COALESCE(json_agg("s0"), '[]')::text FROM (`)
+		cols := root.returning(pf.Return == "headers-only")
+		q := &sqlb{}
+		q.WriteString("WITH ")
+		if w.existed != nil {
+			q.WriteString(`"pgrst_existed" AS (`)
+			w.existed(q)
+			q.WriteString("), ")
+		}
+		for i, f := range w.stmts {
+			q.WriteString(`"m` + strconv.Itoa(i) + `" AS (`)
+			f(q, cols)
+			q.WriteString("), ")
+		}
+		q.WriteString(`"pgrst_source" AS (`)
+		for i := range w.stmts {
+			if i > 0 {
+				q.WriteString(" UNION ALL ")
+			}
+			q.WriteString(`SELECT * FROM "m` + strconv.Itoa(i) + `"`)
+		}
+		if len(w.stmts) == 0 {
+			q.WriteString(`SELECT ` + cols + ` FROM ` + root.table.quoted + ` AS "w" WHERE false`)
+		}
+		q.WriteString(`) SELECT (SELECT count(*) FROM "pgrst_source"), count(*), COALESCE(json_agg("s0"), '[]')::text`)
+		if w.existed != nil {
+			q.WriteString(`, (SELECT count(*) FROM "pgrst_existed")`)
+		}
+		q.WriteString(` FROM (`)
 		q.level(root, `"t0"`, "", `"pgrst_source"`, true)
 		q.WriteString(`) AS "s0"`)
+		stmts = append(stmts, q.stmt())
 	} else {
-		q.WriteString(`SELECT NULL::bigint, 0::bigint, ''`)
-	}
-	var res result
-	err := h.run(rq, true, []pg.Stmt{q.stmt()}, func(rs []*pgconn.Result) error {
-		var err error
-		if res, err = scanResult(rs[0]); err != nil {
-			return err
+		for _, f := range w.stmts {
+			q := &sqlb{}
+			f(q, "")
+			stmts = append(stmts, q.stmt())
 		}
-		if rq.single && returning && res.page != 1 {
-			return errSingular(res.page)
+	}
+	put := c.Request().Method == http.MethodPut
+	var res result
+	var total int64
+	existed := true
+	err := h.run(rq, true, stmts, func(rs []*pgconn.Result) error {
+		if returning {
+			var err error
+			if res, err = scanResult(rs[0]); err != nil {
+				return err
+			}
+			total = *res.total
+			if w.existed != nil {
+				existed = string(rs[0].Rows[0][3]) != "0"
+			}
+		} else {
+			for _, r := range rs {
+				total += r.CommandTag.RowsAffected()
+			}
+		}
+		if put && total == 0 {
+			return errPutMismatch
+		}
+		if rq.single && total != 1 {
+			return errSingular(total)
 		}
 		return nil
 	})
@@ -321,25 +488,44 @@ func (h *Handler) finishWrite(rq *request, root *node, q *sqlb, returning bool, 
 	if pf.Return != "" {
 		pf.Apply("return", pf.Return)
 	}
+	counted := "*"
+	if pf.Count == "exact" || pf.Count == "estimated" {
+		pf.Apply("count", pf.Count)
+		counted = strconv.FormatInt(total, 10)
+	} else if pf.Count != "" {
+		pf.Apply("count", pf.Count)
+	}
 	hdr := c.Response().Header()
-	if len(pf.Applied) > 0 {
-		hdr.Set("Preference-Applied", strings.Join(pf.Applied, ", "))
+	pf.setApplied(hdr)
+	switch {
+	case put: // PostgREST sends no Content-Range for PUT, and a body only for representation
+		okStatus = http.StatusNoContent
+		if pf.Return == "representation" && existed {
+			okStatus = http.StatusOK
+		} else if pf.Return == "representation" {
+			okStatus = http.StatusCreated
+		}
+	case c.Request().Method == http.MethodPatch && total > 0:
+		hdr.Set("Content-Range", "0-"+strconv.FormatInt(total-1, 10)+"/"+counted)
+	default:
+		hdr.Set("Content-Range", "*/"+counted)
 	}
 	switch pf.Return {
 	case "representation":
-		hdr.Set("Content-Range", "*/*")
 		ctype := mediaJSON + "; charset=utf-8"
 		body := res.body
 		if rq.single {
 			ctype, body = mediaObject+"; charset=utf-8", unwrapArray(body)
 		}
+		if len(body) > h.cfg.MaxResponseBytes {
+			return h.fail(c, errResponseBytes(h.cfg.MaxResponseBytes))
+		}
 		return blob(c, okStatus, ctype, body)
 	case "headers-only":
-		if loc := location(rq.path, root.table, res.body); loc != "" {
+		if loc := location(rq.path, root.table, res.body); loc != "" && !put {
 			hdr.Set("Location", loc)
 		}
 	}
-	hdr.Set("Content-Range", "*/*")
 	if okStatus == http.StatusOK {
 		okStatus = http.StatusNoContent
 	}
@@ -362,4 +548,74 @@ func location(path string, t *Table, body []byte) string {
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+var (
+	errPutFilters = &Error{Status: http.StatusMethodNotAllowed, Code: "PGRST105",
+		Message: "Filters must include all and only primary key columns with 'eq' operators"}
+	errPutRange = &Error{Status: http.StatusBadRequest, Code: "PGRST114",
+		Message: "limit/offset querystring parameters are not allowed for PUT"}
+	errPutMismatch = &Error{Status: http.StatusBadRequest, Code: "PGRST115",
+		Message: "Payload values do not match URL in primary key column(s)"}
+)
+
+// put serves PUT /rest/v1/:table?pk=eq.…: a single-row upsert by primary key, as PostgREST's.
+// The filters must be eq on every primary key column and nothing else (405 PGRST105), without
+// limit or offset (PGRST114); the body is one object (of an array, the first), whose key must
+// be the URL's (PGRST115). It inserts the row, or updates the columns the body carries;
+// return=representation answers 201 for an insert and 200 for an update, otherwise 204.
+func (h *Handler) put(c echo.Context) error {
+	rq, t, root, err := h.planTable(c)
+	if err != nil {
+		return h.fail(c, err)
+	}
+	if rq.csv {
+		return h.fail(c, errMedia(c.Request().Header.Get("Accept")))
+	}
+	q := rq.query
+	for _, r := range q.Ranges {
+		if len(r.Path) == 0 && (r.HasLimit || r.Offset != 0) {
+			return h.fail(c, errPutRange)
+		}
+	}
+	if len(t.PK) == 0 || len(q.Logic) > 0 || len(q.Filters) != len(t.PK) {
+		return h.fail(c, errPutFilters)
+	}
+	seen := map[string]bool{}
+	for _, f := range q.Filters {
+		e := f.Expr
+		if len(f.Path) > 0 || len(f.Field.JSON) > 0 || e.Not || e.Op != OpEq || e.Quant != QuantNone ||
+			!slices.Contains(t.PK, f.Field.Name) || seen[f.Field.Name] {
+			return h.fail(c, errPutFilters)
+		}
+		seen[f.Field.Name] = true
+	}
+	body, err := h.readBody(c)
+	if err != nil {
+		return h.fail(c, err)
+	}
+	p, perr := parsePayload(body)
+	if perr != nil {
+		return h.fail(c, perr)
+	}
+	if len(p.rows) == 0 {
+		return h.fail(c, errBody("PUT takes one JSON object"))
+	}
+	p.rows, p.keys = p.rows[:1], p.keys[:1]
+	groups, perr := p.groups(t, nil, false)
+	if perr != nil {
+		return h.fail(c, perr)
+	}
+	match := root.conds
+	root.conds = nil
+	w := write{
+		stmts: []func(*sqlb, string){func(q *sqlb, returning string) {
+			q.insert(t, groups[0], "merge-duplicates", t.PK, match, returning)
+		}},
+		existed: func(q *sqlb) {
+			q.WriteString(`SELECT 1 FROM ` + t.quoted + ` AS "e" WHERE `)
+			q.conjunction(&node{table: t, conds: match}, `"e"`, "", "", nil)
+		},
+	}
+	return h.finishWrite(rq, root, w, http.StatusOK)
 }

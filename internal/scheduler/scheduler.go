@@ -5,7 +5,8 @@
 // safe: each due item is published once, audited via='scheduler'. A database outage is logged and
 // retried on the next tick; the loop never ends the process.
 //
-// It imports internal/pg and nothing else of masthead.
+// It imports internal/pg and internal/metrics (runs and items published are counted there) and
+// nothing else of masthead.
 package scheduler
 
 import (
@@ -18,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"masthead/internal/metrics"
 	"masthead/internal/pg"
 )
 
@@ -28,6 +30,8 @@ type Config struct {
 	Interval time.Duration
 	// Batch is how many items one transaction publishes at most.
 	Batch int
+	// Metrics counts runs and the items they published; nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // Scheduler publishes due publications.
@@ -81,6 +85,7 @@ func (s *Scheduler) RunOnce(ctx context.Context) (int, error) {
 		n, err := s.batch(ctx)
 		total += n
 		if err != nil {
+			s.cfg.Metrics.SchedulerRun(total, time.Since(start), err)
 			return total, err
 		}
 		if n < s.cfg.Batch {
@@ -94,6 +99,7 @@ func (s *Scheduler) RunOnce(ctx context.Context) (int, error) {
 		return s.logNotReady(ctx, tx)
 	})
 	took := time.Since(start)
+	s.cfg.Metrics.SchedulerRun(total, took, err)
 	if total > 0 {
 		s.log.Info("scheduler: published", "count", total, "duration", took.String())
 	}

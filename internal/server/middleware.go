@@ -18,6 +18,8 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"masthead/handlers"
+	"masthead/internal/mcp"
+	"masthead/internal/metrics"
 )
 
 // requestID gives every request an id, in the X-Request-Id response header and the access log.
@@ -47,30 +49,135 @@ func validRequestID(id string) bool {
 	return true
 }
 
-// accessLog writes one line per request. It logs the route pattern, never the query string,
-// headers or body, so tokens, keys and passwords cannot reach the log.
+// accessLog writes one line per request and counts it in the request metrics. It logs the
+// route pattern, never the query string, headers or body, so tokens, keys and passwords cannot
+// reach the log; the project a request is about is added when the request names it (projectOf).
+// Metrics carry the route template and never the project, so their series stay few.
 func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		if err := next(c); err != nil {
 			c.Error(err) // write the error response now, so the status below is final
 		}
+		took := time.Since(start)
 		req, res := c.Request(), c.Response()
 		route := c.Path()
 		if route == "" {
 			route = "unmatched"
 		}
-		s.log.LogAttrs(req.Context(), slog.LevelInfo, "request",
+		s.metrics.Request(surfaceOf(req.URL.Path), req.Method, route, res.Status, took)
+		attrs := make([]slog.Attr, 0, 9)
+		attrs = append(attrs,
 			slog.String("request_id", res.Header().Get(echo.HeaderXRequestID)),
 			slog.String("method", req.Method),
-			slog.String("route", route),
+			slog.String("route", route))
+		if p := projectOf(c, route); p != "" {
+			attrs = append(attrs, slog.String("project", p))
+		}
+		attrs = append(attrs,
 			slog.Int("status", res.Status),
-			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+			slog.Float64("duration_ms", float64(took.Microseconds())/1000),
 			slog.Int64("bytes", res.Size),
-			slog.String("client_ip", c.RealIP()),
-		)
+			slog.String("client_ip", c.RealIP()))
+		s.log.LogAttrs(req.Context(), slog.LevelInfo, "request", attrs...)
 		return nil
 	}
+}
+
+// surfaceOf is the part of the service a request path belongs to, for the request metrics.
+// Paths outside every API prefix are the dashboard's (its pages and assets), unknown ones
+// included, so the label has a fixed set of values.
+func surfaceOf(path string) string {
+	switch {
+	case under(path, "/auth/v1/oauth"), strings.Contains(path, "/.well-known/oauth-authorization-server"),
+		strings.Contains(path, "/.well-known/openid-configuration"):
+		return metrics.SurfaceOAuth
+	case under(path, "/auth/v1"):
+		return metrics.SurfaceAuth
+	case under(path, "/rest/v1"):
+		return metrics.SurfaceREST
+	case under(path, "/storage/v1"):
+		return metrics.SurfaceStorage
+	case under(path, mcp.Path), under(path, mcp.MetadataPath):
+		return metrics.SurfaceMCP
+	case path == "/healthz", path == "/readyz":
+		return metrics.SurfaceHealth
+	}
+	return metrics.SurfaceDashboard
+}
+
+// under reports whether path is prefix or lies below it.
+func under(path, prefix string) bool {
+	return path == prefix || strings.HasPrefix(path, prefix+"/")
+}
+
+// projectOf names the project a request is about, for the access log, when the request says so
+// itself, without a database lookup:
+//   - a dashboard page under /p/<slug>/: the slug;
+//   - a /storage/v1 object: the first segment of its path, which is the project's slug
+//     (bucket media keeps <project-slug>/…);
+//   - a /rest/v1 table request filtered to one project: project_id=eq.<uuid>, or on
+//     /rest/v1/projects id=eq.<uuid> or slug=eq.<slug>.
+//
+// Other requests (an RPC naming a publication, an MCP tool call, the sign-in) would need the
+// database to say, and get no project. Only values shaped like a slug or a uuid are logged, so
+// a request cannot write arbitrary text into the log through this field.
+func projectOf(c echo.Context, route string) string {
+	switch {
+	case route == "/p/:slug" || strings.HasPrefix(route, "/p/:slug/"):
+		return slugOnly(c.Param("slug"))
+	case strings.HasPrefix(route, "/storage/v1/object/") && strings.HasSuffix(route, "/*"):
+		first, _, _ := strings.Cut(c.Param("*"), "/")
+		return slugOnly(first)
+	case route == "/rest/v1/:table":
+		q := c.Request().URL.Query()
+		if id, ok := strings.CutPrefix(q.Get("project_id"), "eq."); ok && isUUID(id) {
+			return id
+		}
+		if c.Param("table") == "projects" {
+			if id, ok := strings.CutPrefix(q.Get("id"), "eq."); ok && isUUID(id) {
+				return id
+			}
+			if slug, ok := strings.CutPrefix(q.Get("slug"), "eq."); ok {
+				return slugOnly(slug)
+			}
+		}
+	}
+	return ""
+}
+
+// slugOnly is s when it is shaped like a project slug (lower-case letters, digits and dashes,
+// at most 64), else "".
+func slugOnly(s string) string {
+	if s == "" || len(s) > 64 || s[0] == '-' {
+		return ""
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+			return ""
+		}
+	}
+	return s
+}
+
+// isUUID reports whether s is a uuid in its canonical text form.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, r := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if r != '-' {
+				return false
+			}
+		default:
+			if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // recover turns a panic into a 500 and logs it with its stack, keeping the process alive.

@@ -1,11 +1,12 @@
 // Package server wires the service together for cmd/masthead and the end-to-end tests: the
-// Echo instance with its middleware (request ids, access log, CORS, recovery, body limit), the
-// health endpoints, and every surface mounted under its prefix. It is the one place that knows
-// all surfaces; nothing imports it but cmd/masthead, e2e and tests.
+// Echo instance with its middleware (request ids, access log and request metrics, CORS,
+// recovery, body limit), the health endpoints, every surface mounted under its prefix, and
+// /metrics on a listen address of its own. It is the one place that knows all surfaces; nothing
+// imports it but cmd/masthead, e2e and tests.
 //
-// It may import config, pg and the surfaces (auth, rest, storage, mcp, and handlers for the
-// dashboard); it must not import views or any test package, and it holds no business logic of
-// its own: each surface owns its routes, its error format and its access rules.
+// It may import config, pg, metrics and the surfaces (auth, rest, storage, mcp, and handlers for
+// the dashboard); it must not import views or any test package, and it holds no business logic
+// of its own: each surface owns its routes, its error format and its access rules.
 package server
 
 import (
@@ -18,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -30,6 +32,7 @@ import (
 	"masthead/internal/client"
 	"masthead/internal/config"
 	"masthead/internal/mcp"
+	"masthead/internal/metrics"
 	"masthead/internal/pg"
 	"masthead/internal/rest"
 	"masthead/internal/scheduler"
@@ -38,12 +41,15 @@ import (
 
 // Server is the HTTP service: create it with New, run it with Run or Serve, then Close it.
 type Server struct {
-	cfg    config.Config
-	log    *slog.Logger
-	pool   *pgxpool.Pool
-	auth   *auth.Service
-	schema *rest.SchemaCache
-	echo   *echo.Echo
+	cfg       config.Config
+	log       *slog.Logger
+	pool      *pgxpool.Pool
+	auth      *auth.Service
+	schema    *rest.SchemaCache
+	echo      *echo.Echo
+	metrics   *metrics.Metrics
+	metricsLn net.Listener // from WithMetricsListener; nil: Serve listens on cfg.MetricsAddr, if set
+	draining  atomic.Bool  // stopping: /readyz answers 503 while requests are still served
 }
 
 // Option changes what New mounts.
@@ -53,6 +59,7 @@ type options struct {
 	dashboard    bool
 	demoLogins   []handlers.DemoLogin
 	demoPassword string
+	metricsLn    net.Listener
 }
 
 // WithoutDashboard serves the service surfaces only, for `masthead api`.
@@ -63,6 +70,11 @@ func WithoutDashboard() Option { return func(o *options) { o.dashboard = false }
 func WithDemoLogins(logins []handlers.DemoLogin, password string) Option {
 	return func(o *options) { o.demoLogins, o.demoPassword = logins, password }
 }
+
+// WithMetricsListener serves /metrics on ln while Serve runs, instead of listening on
+// cfg.MetricsAddr: cmd/masthead opens it before any database work, so a taken port is reported
+// at once. Serve closes it.
+func WithMetricsListener(ln net.Listener) Option { return func(o *options) { o.metricsLn = ln } }
 
 // New connects to the database and builds the handler with every surface mounted. cfg must
 // pass Validate.
@@ -79,7 +91,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, pool: pool, echo: echo.New()}
+	s := &Server{cfg: cfg, log: log, pool: pool, echo: echo.New(), metrics: metrics.New(), metricsLn: o.metricsLn}
+	if err := s.metrics.WatchPool("primary", pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	if err := s.mount(ctx, keys, o); err != nil {
 		pool.Close()
 		return nil, err
@@ -109,12 +125,13 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 		AccessTTL:      s.cfg.JWTExp,
 		ReuseInterval:  s.cfg.RefreshReuseInterval,
 		BcryptCost:     s.cfg.BcryptCost,
-		IPLimit:        auth.Limit(s.cfg.TokenRateIP),
-		AccountLimit:   auth.Limit(s.cfg.TokenRateAccount),
-		AccountTotal:   auth.Limit(s.cfg.TokenRateAccountTotal),
-		AuthorizeLimit: auth.Limit(s.cfg.AuthorizeRateIP),
-		RegisterLimit:  auth.Limit(s.cfg.RegisterRateIP),
+		IPLimit:        s.limit(s.cfg.TokenRateIP),
+		AccountLimit:   s.limit(s.cfg.TokenRateAccount),
+		AccountTotal:   s.limit(s.cfg.TokenRateAccountTotal),
+		AuthorizeLimit: s.limit(s.cfg.AuthorizeRateIP),
+		RegisterLimit:  s.limit(s.cfg.RegisterRateIP),
 		OIDC:           oidcProviders(s.cfg.OIDC[:]),
+		Metrics:        s.metrics,
 	}, s.log)
 	if err != nil {
 		return err
@@ -163,7 +180,7 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 			}
 			return c.Raw, nil
 		}),
-		InvalidToken: auth.ErrInvalidToken, Logger: s.log,
+		InvalidToken: auth.ErrInvalidToken, Logger: s.log, Metrics: s.metrics,
 	})
 	if err != nil {
 		return err
@@ -175,6 +192,13 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 		return s.mountDashboard(o)
 	}
 	return nil
+}
+
+// limit is a configured rate limit as this instance enforces it: its share when
+// MASTHEAD_INSTANCES instances split the load, since each counts only the requests it answers
+// (config.Rate.Share). No state is shared, so a limit costs no database write per request.
+func (s *Server) limit(r config.Rate) auth.Limit {
+	return auth.Limit(r.Share(s.cfg.Instances))
 }
 
 // oidcProviders hands the configured upstream providers to the identity service.
@@ -226,6 +250,10 @@ func (s *Server) Handler() http.Handler { return s.echo }
 // Auth is the identity service, for tests and tools that need to verify tokens.
 func (s *Server) Auth() *auth.Service { return s.auth }
 
+// Metrics serves this instance's series in Prometheus' format. Serve exposes it on the metrics
+// address only; the public handler has no /metrics.
+func (s *Server) Metrics() http.Handler { return s.metrics.Handler() }
+
 // Run listens on the configured address and serves until ctx ends, then shuts down gracefully.
 func (s *Server) Run(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
@@ -239,8 +267,18 @@ func (s *Server) Run(ctx context.Context) error {
 // kernel's backlog instead of taking file descriptors the process needs.
 func limitListener(ln net.Listener, n int) net.Listener { return netutil.LimitListener(ln, n) }
 
-// Serve serves on ln until ctx ends; in-flight requests then get ShutdownTimeout to finish.
+// Serve serves on ln until ctx ends. It then drains for ShutdownDrain, if set (/readyz answers
+// 503 while everything else is served as before, so a load balancer takes the instance out),
+// closes the listener and gives in-flight requests ShutdownTimeout to finish.
+// /metrics is served meanwhile on the metrics listener or address, when there is one.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	mln := s.metricsLn
+	if mln == nil && s.cfg.MetricsAddr != "" {
+		var err error
+		if mln, err = net.Listen("tcp", s.cfg.MetricsAddr); err != nil {
+			return fmt.Errorf("server: listen for metrics: %w", err)
+		}
+	}
 	hs := &http.Server{
 		Handler:           s.echo,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -256,7 +294,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	schedDone := make(chan struct{})
 	go func() {
 		defer close(schedDone)
-		scheduler.New(s.pool, scheduler.Config{Interval: s.cfg.SchedulerInterval}, s.log).Run(listenCtx)
+		scheduler.New(s.pool, scheduler.Config{Interval: s.cfg.SchedulerInterval, Metrics: s.metrics}, s.log).Run(listenCtx)
 	}()
 	defer func() { stopListen(); <-schedDone }()
 	// Registered before serving, so a SIGHUP never meets the default action (exit).
@@ -264,6 +302,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	go s.reloadOnHangup(listenCtx, hup)
+	if mln != nil {
+		ms := s.serveMetrics(mln)
+		defer ms.Close() // scrapes are short; nothing to drain
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(limitListener(ln, s.cfg.MaxConnections)) }()
 	s.log.Info("server: listening", "addr", ln.Addr().String(), "public_url", s.cfg.BaseURL())
@@ -271,6 +313,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case err := <-errc:
 		return fmt.Errorf("server: %w", err)
 	case <-ctx.Done():
+	}
+	if d := s.cfg.ShutdownDrain; d > 0 {
+		// Out of rotation before the listener closes: /readyz answers 503 while requests are
+		// still served, long enough for the load balancer's health check to notice.
+		s.draining.Store(true)
+		s.log.Info("server: draining", "for", d.String())
+		drained := time.NewTimer(d)
+		select {
+		case <-drained.C:
+		case err := <-errc:
+			drained.Stop()
+			return fmt.Errorf("server: %w", err)
+		}
 	}
 	s.log.Info("server: shutting down", "grace", s.cfg.ShutdownTimeout.String())
 	shutCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
@@ -282,6 +337,26 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("server: %w", err)
 	}
 	return nil
+}
+
+// serveMetrics serves GET /metrics, and nothing else, on ln until the returned server is closed.
+// A failure to accept is logged: metrics going dark must not take the service down.
+func (s *Server) serveMetrics(ln net.Listener) *http.Server {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.metrics.Handler())
+	ms := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	go func() {
+		if err := ms.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("server: metrics listener failed", "addr", ln.Addr().String(), "err", err)
+		}
+	}()
+	s.log.Info("server: metrics listening", "addr", ln.Addr().String(), "path", "/metrics")
+	return ms
 }
 
 // reloadOnHangup reloads the REST schema cache on SIGHUP, as PostgREST does, for operators who
@@ -310,8 +385,12 @@ func (s *Server) healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz says whether this instance can serve: the database answers within two seconds.
+// readyz says whether this instance can serve: it is not stopping (MASTHEAD_SHUTDOWN_DRAIN)
+// and the database answers within two seconds.
 func (s *Server) readyz(c echo.Context) error {
+	if s.draining.Load() {
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "draining"})
+	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 	defer cancel()
 	if err := s.pool.Ping(ctx); err != nil {

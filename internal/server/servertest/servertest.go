@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -31,7 +32,10 @@ type Env struct {
 	Config config.Config
 	DB     *pgtest.DB
 	Server *server.Server
-	Logs   *Buffer // everything the service logged, as JSON lines
+	Logs   *Buffer // everything the service logged: JSON lines at debug level unless change says otherwise
+	// MetricsURL is http://<metrics address>/metrics when change set Config.MetricsAddr (say
+	// "127.0.0.1:0"): served while Server.Serve runs, never on URL.
+	MetricsURL string
 }
 
 // New starts a service for t, after applying change to its config (may be nil). Rate limits
@@ -62,6 +66,7 @@ func Serve(t testing.TB, databaseURL string, change func(*config.Config)) *Env {
 	cfg.TokenRateAccount = cfg.TokenRateIP
 	cfg.TokenRateAccountTotal = cfg.TokenRateIP
 	cfg.AuthorizeRateIP = cfg.TokenRateIP
+	cfg.LogFormat, cfg.LogLevel = config.LogJSON, slog.LevelDebug
 	ts := httptest.NewUnstartedServer(nil)
 	cfg.PublicURL = "http://" + ts.Listener.Addr().String()
 	if change != nil {
@@ -71,8 +76,17 @@ func Serve(t testing.TB, databaseURL string, change func(*config.Config)) *Env {
 		t.Fatal(err)
 	}
 	logs := &Buffer{}
-	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv, err := server.New(context.Background(), cfg, log)
+	var opts []server.Option
+	var metricsURL string
+	if cfg.MetricsAddr != "" {
+		ln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		opts, metricsURL = append(opts, server.WithMetricsListener(ln)), "http://"+ln.Addr().String()+"/metrics"
+	}
+	srv, err := server.New(context.Background(), cfg, cfg.Logger(logs), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +99,7 @@ func Serve(t testing.TB, databaseURL string, change func(*config.Config)) *Env {
 			t.Logf("service log:\n%s", logs.String())
 		}
 	})
-	return &Env{URL: ts.URL, Key: cfg.PublishableKey, Config: cfg, Server: srv, Logs: logs}
+	return &Env{URL: ts.URL, Key: cfg.PublishableKey, Config: cfg, Server: srv, Logs: logs, MetricsURL: metricsURL}
 }
 
 // User is a fixture user.
