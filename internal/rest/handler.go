@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"mime"
@@ -47,6 +48,10 @@ type Config struct {
 	// InvalidToken is the Authenticator's sentinel for a bad, expired or
 	// revoked token (auth.ErrInvalidToken), so outages are told apart.
 	InvalidToken error
+	// ReadPool, when set, chooses the pool of a GET or HEAD (a read replica, or the primary
+	// when the request must see its own writes); nil reads from the handler's pool. Writes
+	// and RPCs called with POST always use the handler's pool.
+	ReadPool func(context.Context) *pgxpool.Pool
 }
 
 func (c Config) withDefaults() Config {

@@ -102,3 +102,7 @@ as $$
     from all_of a join public.projects j on j.id = a.project_id
    order by a.since
 $$;
+
+-- JIT off for the service's login role itself, not only per connection: through a
+-- transaction-mode pooler the service cannot send it at connect (see pg.Options.Pooler).
+alter role authenticator set jit = off;
