@@ -8,10 +8,11 @@ SUDO      := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_PKGS_PG := postgresql
 APT_PKGS_BROWSER := chromium chromium-driver fonts-dejavu-core
 APT_PKGS_HAPROXY := haproxy
+APT_PKGS_POOLER := pgbouncer
 APT_PKGS_PROMETHEUS := prometheus
 NPM_DIRS  := $(patsubst %/package.json,%,$(wildcard internal/*/jstest/package.json e2e/package.json))
 
-.PHONY: run build test fuzz deps deps-pg deps-browser deps-haproxy deps-prometheus deps-node deps-npm lint generate bench clean
+.PHONY: run build test fuzz deps deps-pg deps-pgbouncer deps-browser deps-haproxy deps-prometheus deps-node deps-npm lint generate bench clean
 
 # make run ADDR=127.0.0.1:9090 DATA=/tmp/masthead picks the address and data folder; unset,
 # masthead dev's own defaults apply (MASTHEAD_ADDR / MASTHEAD_DATA, else 127.0.0.1:8080 and .masthead).
@@ -30,6 +31,17 @@ deps-pg:
 	else \
 		echo "PostgreSQL server binaries are missing. Install them with:"; \
 		echo "  sudo apt-get install -y $(APT_PKGS_PG)"; exit 1; \
+	fi
+
+# deps-pgbouncer makes sure Debian's PgBouncer is there for the tests behind a transaction pooler.
+deps-pgbouncer:
+	@if command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "installing pgbouncer: apt-get install -y $(APT_PKGS_POOLER)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PKGS_POOLER) >/dev/null; \
+	else \
+		echo "pgbouncer is missing. Install it with:"; \
+		echo "  sudo apt-get install -y $(APT_PKGS_POOLER)"; exit 1; \
 	fi
 
 # deps-browser makes sure Debian's chromium is there for the browser tests.
@@ -88,7 +100,7 @@ deps-npm: deps-node
 		fi; \
 	done
 
-deps: deps-pg deps-browser deps-haproxy deps-prometheus deps-node deps-npm
+deps: deps-pg deps-pgbouncer deps-browser deps-haproxy deps-prometheus deps-node deps-npm
 
 test: deps
 	$(GO) vet ./...

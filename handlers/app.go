@@ -43,6 +43,10 @@ type Config struct {
 	HTTPClient *http.Client
 	// Now is the clock; nil means time.Now. Tests move it to expire sessions.
 	Now func() time.Time
+	// ReadYourWrites is how long after a form post the person's reads ask the service for the
+	// primary database (client.WithReadPrimary), so a change they just made shows even when the
+	// service reads from replicas that are a moment behind; 0 means 5 seconds.
+	ReadYourWrites time.Duration
 	// DemoLogins and DemoPassword are shown on the sign-in page, so someone trying Masthead
 	// with `masthead dev` knows whom to sign in as. Only `masthead dev` sets them: anywhere
 	// else they would hand out working credentials.
@@ -63,6 +67,8 @@ type App struct {
 	refresh *refresher
 	demo    pages.DemoLogins
 	chans   channelCache
+	// readYourWrites: see Config.ReadYourWrites.
+	readYourWrites time.Duration
 }
 
 // New checks cfg and builds the dashboard.
@@ -92,6 +98,10 @@ func New(cfg Config) (*App, error) {
 	}
 	a := &App{api: api, log: log, secure: cfg.Secure, now: now, refresh: newRefresher(api, now),
 		demo: pages.DemoLogins{Logins: cfg.DemoLogins, Password: cfg.DemoPassword}}
+	a.readYourWrites = cfg.ReadYourWrites
+	if a.readYourWrites <= 0 {
+		a.readYourWrites = 5 * time.Second
+	}
 	a.store = newStore(cfg.SessionKeys, cfg.Secure)
 	return a, nil
 }
@@ -135,9 +145,13 @@ func wantsPart(c echo.Context, target string) bool {
 	return isHTMX(c) && c.Request().Header.Get("HX-Target") == target
 }
 
-// ctx is the request's context, for service calls.
-// ctx is the request's context, carrying the person's address for the service calls made on
-// their behalf (see client.WithClientIP).
+// ctx is the request's context for the service calls made on the person's behalf: it carries
+// their address (see client.WithClientIP) and, shortly after they changed something, the wish
+// to read from the primary (see Config.ReadYourWrites).
 func ctx(c echo.Context) context.Context {
-	return client.WithClientIP(c.Request().Context(), c.RealIP())
+	cx := client.WithClientIP(c.Request().Context(), c.RealIP())
+	if st := stateOf(c); st != nil && st.readPrimary {
+		cx = client.WithReadPrimary(cx)
+	}
+	return cx
 }

@@ -89,6 +89,11 @@ func benchLoop(b *testing.B, s *stack, workers int, pause time.Duration, do func
 	var wg sync.WaitGroup
 	for u := range workers {
 		wg.Go(func() {
+			// People reading arrive at their own moments: each starts somewhere within one pause,
+			// not all in the same instant (which would measure a burst of `workers` at once).
+			if pause > 0 {
+				time.Sleep(rand.N(pause))
+			}
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= b.N {

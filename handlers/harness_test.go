@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"masthead/handlers"
+	"masthead/internal/client"
 	"masthead/internal/config"
 	"masthead/internal/pg/pgtest"
 	"masthead/internal/seed"
@@ -33,6 +34,8 @@ type stack struct {
 	url   string // the dashboard
 	clock *fakeClock
 	calls *atomic.Int64 // service calls the dashboard made
+	// primaryCalls counts the calls that asked to read from the primary (client.ReadHeader).
+	primaryCalls *atomic.Int64
 }
 
 // newStack starts the service on a fresh database, seeds the demo projects, and starts a
@@ -50,8 +53,8 @@ func newStackConfig(t testing.TB, publications int, change func(*config.Config))
 	if _, err := seed.Run(context.Background(), env.DB.OwnerURL, opts); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	s := &stack{env: env, clock: &fakeClock{}, calls: &atomic.Int64{}}
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: countingTransport{http.DefaultTransport, s.calls}}
+	s := &stack{env: env, clock: &fakeClock{}, calls: &atomic.Int64{}, primaryCalls: &atomic.Int64{}}
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: countingTransport{http.DefaultTransport, s.calls, s.primaryCalls}}
 	app, err := handlers.New(handlers.Config{
 		APIURL: env.URL, PublishableKey: env.Key, SessionKeys: handlers.GenerateSessionKeys(),
 		HTTPClient: hc, Now: s.clock.Now,
@@ -93,12 +96,16 @@ func (c *fakeClock) Advance(d time.Duration) {
 }
 
 type countingTransport struct {
-	rt http.RoundTripper
-	n  *atomic.Int64
+	rt      http.RoundTripper
+	n       *atomic.Int64
+	primary *atomic.Int64
 }
 
 func (t countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	t.n.Add(1)
+	if r.Header.Get(client.ReadHeader) == client.ReadPrimary {
+		t.primary.Add(1)
+	}
 	return t.rt.RoundTrip(r)
 }
 

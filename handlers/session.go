@@ -36,6 +36,7 @@ const (
 	keyEmail   = "email"
 	keyName    = "name"
 	keyProject = "project"
+	keyWrote   = "wrote" // when the person last posted a form, in Unix seconds
 )
 
 func newStore(keys [][]byte, secure bool) *sessions.CookieStore {
@@ -80,6 +81,9 @@ func GenerateSessionKeys() [][]byte {
 type state struct {
 	sess  *sessions.Session
 	dirty bool
+	// readPrimary: the person posted a form within ReadYourWrites, so their reads go to the
+	// primary database.
+	readPrimary bool
 }
 
 const stateKey = "masthead.state"
@@ -104,8 +108,23 @@ func (a *App) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
 			sess.Values[keyCSRF] = randomToken()
 			st.dirty = true
 		}
+		a.noteWrites(c, st)
 		c.Set(stateKey, st)
 		return next(c)
+	}
+}
+
+// noteWrites remembers when the person last posted a form (every change in the dashboard is one)
+// and decides whether this request's reads must come from the primary.
+func (a *App) noteWrites(c echo.Context, st *state) {
+	now := a.now()
+	if c.Request().Method == http.MethodPost {
+		st.set(keyWrote, now.Unix())
+		st.readPrimary = true
+		return
+	}
+	if w, ok := st.sess.Values[keyWrote].(int64); ok && now.Sub(time.Unix(w, 0)) < a.readYourWrites {
+		st.readPrimary = true
 	}
 }
 

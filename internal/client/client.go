@@ -123,6 +123,9 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 		// its MASTHEAD_TRUSTED_PROXIES; in process (InProcess), the address is the peer itself.
 		req.Header.Set("X-Forwarded-For", ip)
 	}
+	if ctx.Value(readPrimaryKey{}) != nil {
+		req.Header.Set(ReadHeader, ReadPrimary)
+	}
 	req.Header.Set("apikey", c.key)
 	bearer := r.token
 	if bearer == "" {
@@ -208,4 +211,18 @@ func parseContentRange(h string) int {
 		return -1
 	}
 	return n
+}
+
+// ReadHeader and ReadPrimary are the request header by which a client asks that its reads
+// come from the primary, not a read replica that may not have its last write yet.
+const (
+	ReadHeader  = "Masthead-Read"
+	ReadPrimary = "primary"
+)
+
+type readPrimaryKey struct{}
+
+// WithReadPrimary marks ctx so that the calls made with it ask to read from the primary.
+func WithReadPrimary(ctx context.Context) context.Context {
+	return context.WithValue(ctx, readPrimaryKey{}, true)
 }

@@ -27,6 +27,20 @@ type Config struct {
 	Addr string
 	// DatabaseURL names the login role (authenticator), never a superuser.
 	DatabaseURL string
+	// DatabasePooler is "transaction" when DatabaseURL names a transaction-mode pooler
+	// (PgBouncer, Supavisor, RDS Proxy), "" for a direct connection or a session-mode pooler.
+	DatabasePooler string
+	// DatabaseDirectURL, with a pooler, is a direct connection for LISTEN (schema reloads);
+	// without it the schema cache is reloaded every SchemaPollInterval instead.
+	DatabaseDirectURL string
+	// SchemaPollInterval is how often the schema cache reloads behind a pooler without
+	// DatabaseDirectURL.
+	SchemaPollInterval time.Duration
+	// DatabaseReadURL lists read replicas (comma-separated URLs of the login role there): REST
+	// GET/HEAD and storage's row lookups read from them while they are within ReadMaxLag.
+	DatabaseReadURL string
+	// ReadMaxLag is how far behind the primary a replica may be and still serve reads.
+	ReadMaxLag time.Duration
 	// PublicURL is the base URL clients reach the service at; empty means http://Addr.
 	// The token issuer is PublicURL + "/auth/v1".
 	PublicURL string
@@ -197,6 +211,8 @@ func Default() Config {
 		PoolShareWait:         2 * time.Second,
 		LogFormat:             LogText,
 		LogLevel:              slog.LevelInfo,
+		ReadMaxLag:            time.Second,
+		SchemaPollInterval:    10 * time.Second,
 		OIDC: [2]OIDCProvider{
 			{Name: "google", Label: "Google", Issuer: "https://accounts.google.com"},
 			{Name: "gitlab", Label: "GitLab", Issuer: "https://gitlab.com"},
@@ -213,6 +229,11 @@ type setting struct {
 var settings = []setting{
 	{"MASTHEAD_ADDR", "addr", "listen address host:port", func(c *Config) flag.Value { return (*stringValue)(&c.Addr) }},
 	{"DATABASE_URL", "database-url", "PostgreSQL URL of the login role authenticator (secret)", func(c *Config) flag.Value { return (*secretValue)(&c.DatabaseURL) }},
+	{"MASTHEAD_DB_POOLER", "db-pooler", "transaction when DATABASE_URL is a transaction-mode pooler such as PgBouncer; empty for a direct connection", func(c *Config) flag.Value { return (*stringValue)(&c.DatabasePooler) }},
+	{"DATABASE_DIRECT_URL", "database-direct-url", "with a pooler, a direct PostgreSQL URL for LISTEN (schema reloads); else the schema is polled (secret)", func(c *Config) flag.Value { return (*secretValue)(&c.DatabaseDirectURL) }},
+	{"MASTHEAD_SCHEMA_POLL_INTERVAL", "schema-poll-interval", "behind a pooler without DATABASE_DIRECT_URL, how often the schema cache reloads: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.SchemaPollInterval) }},
+	{"DATABASE_READ_URL", "database-read-url", "comma-separated PostgreSQL URLs of read replicas for REST and storage reads (secret)", func(c *Config) flag.Value { return (*secretValue)(&c.DatabaseReadURL) }},
+	{"MASTHEAD_READ_MAX_LAG", "read-max-lag", "how far behind the primary a replica may be and still serve reads: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.ReadMaxLag) }},
 	{"MASTHEAD_PUBLIC_URL", "public-url", "base URL clients use (default http://<addr>); the issuer is <base>/auth/v1", func(c *Config) flag.Value { return (*stringValue)(&c.PublicURL) }},
 	{"MASTHEAD_PUBLISHABLE_KEY", "publishable-key", "the sb_publishable_… key clients send as apikey", func(c *Config) flag.Value { return (*stringValue)(&c.PublishableKey) }},
 	{"MASTHEAD_JWT_KEYS", "jwt-keys", "JWK set of ES256 private keys, first signs (secret; prefer the environment)", func(c *Config) flag.Value { return (*secretValue)(&c.JWTKeys) }},
@@ -360,6 +381,15 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("config: the %s OpenID Connect issuer %q must be an http(s) URL", p.Label, p.Issuer))
 		}
 	}
+	if c.DatabasePooler != "" && c.DatabasePooler != "transaction" {
+		errs = append(errs, fmt.Errorf("config: MASTHEAD_DB_POOLER %q must be transaction or empty", c.DatabasePooler))
+	}
+	if c.DatabaseReadURL != "" && c.ReadMaxLag <= 0 {
+		errs = append(errs, errors.New("config: MASTHEAD_READ_MAX_LAG must be positive"))
+	}
+	if c.SchemaPollInterval < 100*time.Millisecond {
+		errs = append(errs, errors.New("config: MASTHEAD_SCHEMA_POLL_INTERVAL must be at least 100ms"))
+	}
 	if c.BcryptCost < 4 || c.BcryptCost > 31 {
 		errs = append(errs, errors.New("config: MASTHEAD_BCRYPT_COST must be between 4 and 31"))
 	}
@@ -377,6 +407,17 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("config: MASTHEAD_LOG_LEVEL %q must be debug, info, warn or error", c.LogLevel))
 	}
 	return errors.Join(errs...)
+}
+
+// ReadURLs are the read replicas' URLs, DatabaseReadURL split at its commas.
+func (c Config) ReadURLs() []string {
+	var out []string
+	for _, u := range strings.Split(c.DatabaseReadURL, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // BaseURL is the public base URL without a trailing slash.

@@ -34,8 +34,14 @@ const preparedKey = "masthead.prepared"
 
 var preparedSeq atomic.Int64
 
+// preparedOn returns the statements prepared on conn, or nil on a connection through a
+// transaction-mode pooler, where a statement prepared in one transaction may be gone (or on
+// another server connection) in the next.
 func preparedOn(conn *pgconn.PgConn) map[string]string {
 	data := conn.CustomData()
+	if data[unpreparedKey] == true {
+		return nil
+	}
 	if m, ok := data[preparedKey].(map[string]string); ok {
 		return m
 	}
@@ -105,7 +111,7 @@ func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, expl
 	newName := make([]string, len(all)) // statements prepared in this pipeline
 	for i, s := range all {
 		name := ""
-		if s.Prepare {
+		if s.Prepare && names != nil {
 			name = names[s.SQL]
 			if name == "" && len(names) < maxPrepared {
 				name = "masthead_" + strconv.FormatInt(preparedSeq.Add(1), 10)

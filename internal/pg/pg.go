@@ -46,6 +46,26 @@ func UserCaller(claims json.RawMessage) Caller {
 // Open connects a pool. The URL should name the login role, never a superuser, so that no
 // request can bypass row-level security.
 func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	return OpenWith(ctx, url, Options{})
+}
+
+// Options says what lies between the service and PostgreSQL.
+type Options struct {
+	// Pooler is true when url names a transaction-mode pooler (PgBouncer, Supavisor, RDS Proxy):
+	// consecutive transactions of one client connection may run on different server
+	// connections, so nothing may outlive a transaction on them. Statements then run unnamed
+	// (no prepared statement survives to the next transaction), and no session setting is sent
+	// at connect (poolers refuse most startup parameters; jit is off for the login role itself,
+	// migration 013).
+	Pooler bool
+}
+
+// unpreparedKey marks, in a connection's CustomData, a connection through a pooler: the
+// request pipeline prepares nothing on it.
+const unpreparedKey = "masthead.unprepared"
+
+// OpenWith is Open for a database behind what opts describes.
+func OpenWith(ctx context.Context, url string, opts Options) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("pg: parse database url: %w", err)
@@ -54,10 +74,16 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 		cfg.MaxConns = 8
 	}
 	cfg.MaxConnIdleTime = 5 * time.Minute
-	// No JIT compilation unless the URL asks for it: requests are short, and compiling a plan
-	// whose estimate crosses jit_above_cost costs about a second on its first run per
-	// connection (seen on the inbox at 10,000 publications a project) to save milliseconds.
-	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
+	if opts.Pooler {
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+		cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+			c.PgConn().CustomData()[unpreparedKey] = true
+			return nil
+		}
+	} else if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
+		// No JIT compilation unless the URL asks for it: requests are short, and compiling a
+		// plan whose estimate crosses jit_above_cost costs about a second on its first run per
+		// connection (seen on the inbox at 10,000 publications a project) to save milliseconds.
 		cfg.ConnConfig.RuntimeParams["jit"] = "off"
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

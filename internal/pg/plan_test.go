@@ -104,3 +104,44 @@ func TestAnyStatusQueueUsesIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestInboxPlanUsesIndexes: my_inbox reads publications through indexes and looks up a current
+// round only by primary key, for the publications the caller has reviewed: the inbox never scans
+// publications or every revision in review. The body is explained as written (the
+// function call itself shows only as a function scan).
+func TestInboxPlanUsesIndexes(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.bulk(t, 20000)
+	ctx := context.Background()
+	own := f.db.Owner(t)
+	// A round for everything in review, and reviews by reviewerA on a third of it.
+	for _, q := range []string{
+		`set session_replication_role = replica`,
+		`insert into publication_revisions (project_id, publication_id, round, version, snapshot, submitted_by)
+		 select project_id, id, 1, 1, '{}', author_id from publications where status = 'reviewing'`,
+		`insert into reviews (project_id, publication_id, reviewer_id, verdict, round)
+		 select project_id, id, '` + f.users["reviewerA"] + `', 'comment', 1 from publications
+		  where status = 'reviewing' and hashtext(id::text) % 3 = 0`,
+		`set session_replication_role = origin`,
+		`analyze`,
+	} {
+		if _, err := own.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var body string
+	mustScan(t, own.QueryRow(ctx, `select prosrc from pg_proc where proname = 'my_inbox'`), &body)
+	body = strings.ReplaceAll(body, "max_per_reason", "50")
+	for _, user := range []string{"reviewerA", "leadA", "editorA"} {
+		plan := f.explain(t, user, body)
+		if strings.Contains(plan, "Seq Scan on publications") {
+			t.Errorf("%s: sequential scan of publications:\n%s", user, plan)
+		}
+		for _, line := range strings.Split(plan, "\n") {
+			if strings.Contains(line, "on publication_revisions") && !strings.Contains(line, "publication_revisions_pkey") {
+				t.Errorf("%s: revisions read other than by primary key: %s\n%s", user, line, plan)
+			}
+		}
+	}
+}

@@ -287,3 +287,36 @@ func chown(path string, cred *syscall.Credential) error {
 	}
 	return nil
 }
+
+// StartReplica makes dir a streaming replica of c and starts it: pg_basebackup copies c's data
+// over its socket and writes the standby settings (-R), so the new server follows c from then on
+// and answers read-only queries (hot standby). dir must not hold a cluster yet.
+func (c *Cluster) StartReplica(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+	bin, err := FindBinDir()
+	if err != nil {
+		return nil, err
+	}
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("pgrun: %w", err)
+	}
+	cred, err := serverCredential()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("pgrun: %w", err)
+	}
+	if err := chown(dir, cred); err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "pg_basebackup"),
+		"-D", filepath.Join(dir, "data"), "-R", "-X", "stream", "--checkpoint=fast", "--no-sync", "-h", c.socket, "-U", Superuser)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("pgrun: pg_basebackup into %s: %w\n%s", dir, err, out.String())
+	}
+	return Start(ctx, dir, opts)
+}

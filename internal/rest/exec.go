@@ -17,24 +17,42 @@ import (
 // acquire takes a slot of the caller's share of the pool and then a pooled connection, waiting
 // at most PoolShareWait and AcquireTimeout: a caller over their share, or a saturated pool,
 // answers 503 PGRST003 rather than queueing forever. release gives both back.
-func (h *Handler) acquire(rq *request) (conn *pgxpool.Conn, release func(), err error) {
+// A read (GET or HEAD) takes its connection from ReadPool when one is configured; replica then
+// says it came from elsewhere than the handler's own pool.
+func (h *Handler) acquire(rq *request) (conn *pgxpool.Conn, release func(), replica bool, err error) {
 	ctx := rq.c.Request().Context()
 	leave, err := h.shares.take(ctx, shareKey(rq))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	conn, err = h.pooled(ctx)
+	pool := h.pool
+	if m := rq.c.Request().Method; h.cfg.ReadPool != nil && (m == http.MethodGet || m == http.MethodHead) {
+		pool = h.cfg.ReadPool(ctx)
+	}
+	conn, err = h.pooled(ctx, pool)
 	if err != nil {
 		leave()
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	return conn, func() { conn.Release(); leave() }, nil
+	return conn, func() { conn.Release(); leave() }, pool != h.pool, nil
 }
 
-func (h *Handler) pooled(ctx context.Context) (*pgxpool.Conn, error) {
+// retryOnPrimary says whether err, met on a read replica, must be asked of the primary again: a
+// session that began a moment ago may not have reached the replica yet, so only the primary
+// can say it has ended. It switches the request's reads to the primary.
+func retryOnPrimary(rq *request, replica bool, err error) bool {
+	if !replica || !errors.Is(err, pg.ErrSessionEnded) {
+		return false
+	}
+	r := rq.c.Request()
+	rq.c.SetRequest(r.WithContext(pg.ReadPrimary(r.Context())))
+	return true
+}
+
+func (h *Handler) pooled(ctx context.Context, pool *pgxpool.Pool) (*pgxpool.Conn, error) {
 	actx, cancel := context.WithTimeout(ctx, h.cfg.AcquireTimeout)
 	defer cancel()
-	conn, err := h.pool.Acquire(actx)
+	conn, err := pool.Acquire(actx)
 	if err == nil {
 		return conn, nil
 	}
@@ -108,13 +126,18 @@ func lowerASCII(s string) string {
 // *Error), which rolls everything back.
 func (h *Handler) run(rq *request, write bool, stmts []pg.Stmt, check func([]*pgconn.Result) error) error {
 	ctx := rq.c.Request().Context()
-	conn, release, err := h.acquire(rq)
+	conn, release, replica, err := h.acquire(rq)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer func() { release() }()
 	pc := conn.Conn().PgConn()
 	results, err := pg.ExecAsCaller(ctx, pc, h.callerFor(rq), !write, write, stmts...)
+	if retryOnPrimary(rq, replica, err) {
+		release()
+		release = func() {}
+		return h.run(rq, write, stmts, check)
+	}
 	if err != nil {
 		return h.dbError(rq, err)
 	}
@@ -134,12 +157,15 @@ func (h *Handler) run(rq *request, write bool, stmts []pg.Stmt, check func([]*pg
 // to each as it arrives (see pg.StreamAsCaller); the results of the statements before it are
 // returned. An error from each stops the statement and is returned as is.
 func (h *Handler) stream(rq *request, stmts []pg.Stmt, each func(row [][]byte) error) ([]*pgconn.Result, error) {
-	conn, release, err := h.acquire(rq)
+	conn, release, replica, err := h.acquire(rq)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
 	rs, err := pg.StreamAsCaller(rq.c.Request().Context(), conn.Conn().PgConn(), h.callerFor(rq), stmts, each)
+	release()
+	if retryOnPrimary(rq, replica, err) {
+		return h.stream(rq, stmts, each)
+	}
 	if err != nil {
 		return nil, h.dbError(rq, err)
 	}

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"mime"
@@ -51,6 +52,10 @@ type Config struct {
 	// select, as PostgREST's db-aggregates-enabled (MASTHEAD_DB_AGGREGATES_ENABLED, default
 	// off: an aggregate over a large table is expensive). Off, they are 400 PGRST123.
 	Aggregates bool
+	// ReadPool, when set, chooses the pool of a GET or HEAD (a read replica, or the primary
+	// when the request must see its own writes); nil reads from the handler's pool. Writes
+	// and RPCs called with POST always use the handler's pool.
+	ReadPool func(context.Context) *pgxpool.Pool
 }
 
 func (c Config) withDefaults() Config {

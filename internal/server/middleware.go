@@ -275,7 +275,7 @@ func cors() echo.MiddlewareFunc {
 		},
 		AllowOrigins: []string{"*"},
 		AllowHeaders: []string{"apikey", "authorization", "content-type", "x-client-info", "x-supabase-api-version",
-			"accept-profile", "content-profile", "prefer", "range", "x-upsert", "cache-control"},
+			"accept-profile", "content-profile", "prefer", "range", "x-upsert", "cache-control", "masthead-read"},
 		ExposeHeaders: []string{"content-range", "x-sb-error-code", "x-supabase-api-version", "x-request-id", "retry-after"},
 		MaxAge:        86400,
 	})

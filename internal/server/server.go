@@ -44,6 +44,7 @@ type Server struct {
 	cfg       config.Config
 	log       *slog.Logger
 	pool      *pgxpool.Pool
+	pools     *pg.Pools // pool and the read replicas
 	auth      *auth.Service
 	schema    *rest.SchemaCache
 	echo      *echo.Echo
@@ -87,20 +88,46 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	pool, err := pg.Open(ctx, cfg.DatabaseURL)
+	dbOpts := pg.Options{Pooler: cfg.DatabasePooler == "transaction"}
+	pool, err := pg.OpenWith(ctx, cfg.DatabaseURL, dbOpts)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, pool: pool, echo: echo.New(), metrics: metrics.New(), metricsLn: o.metricsLn}
+	var replicas []*pgxpool.Pool
+	for i, u := range cfg.ReadURLs() {
+		r, err := pg.OpenWith(ctx, u, dbOpts)
+		if err != nil {
+			pool.Close()
+			pg.NewPools(nil, replicas, 0).Close()
+			return nil, fmt.Errorf("server: read replica %d: %w", i+1, err)
+		}
+		replicas = append(replicas, r)
+	}
+	s := &Server{cfg: cfg, log: log, pool: pool, pools: pg.NewPools(pool, replicas, cfg.ReadMaxLag),
+		echo: echo.New(), metrics: metrics.New(), metricsLn: o.metricsLn}
 	if err := s.metrics.WatchPool("primary", pool); err != nil {
-		pool.Close()
+		s.Close()
 		return nil, err
 	}
+	// Replicas serve reads only once measured: before Serve starts watching them, measure once.
+	s.pools.Check(ctx, log)
 	if err := s.mount(ctx, keys, o); err != nil {
-		pool.Close()
+		s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// readPreference honours a client's "Masthead-Read: primary": its reads see its own writes
+// at once, whatever the replicas' lag (the dashboard sends it for a while after each change).
+func readPreference(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if strings.EqualFold(c.Request().Header.Get(client.ReadHeader), client.ReadPrimary) {
+			r := c.Request()
+			c.SetRequest(r.WithContext(pg.ReadPrimary(r.Context())))
+		}
+		return next(c)
+	}
 }
 
 // mount lists every surface and where it lives. Each surface brings its own routes and error
@@ -110,7 +137,7 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 	e.HideBanner, e.HidePort = true, true
 	e.IPExtractor = ipExtractor(s.cfg.TrustedProxies)
 	e.HTTPErrorHandler = s.httpError
-	e.Use(requestID, s.accessLog, s.recover, cors(), s.guardBody, bodyLimit)
+	e.Use(requestID, s.accessLog, s.recover, cors(), s.guardBody, bodyLimit, readPreference)
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
@@ -150,6 +177,7 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 		MaxResponseBytes: s.cfg.MaxResponseBytes,
 		PoolShare:        s.cfg.PoolShare,
 		PoolShareWait:    s.cfg.PoolShareWait,
+		ReadPool:         s.pools.Read,
 	}, s.log).Mount(e.Group("/rest/v1", s.auth.RequireAPIKey))
 
 	// Storage (bucket media). It applies the publishable key itself: signed-URL downloads are
@@ -161,7 +189,7 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 	}
 	st, err := storage.New(s.pool, s.auth, storage.Options{
 		Backend: backend, SigningKey: storage.DeriveSigningKey(s.cfg.JWTKeys),
-		InvalidToken: auth.ErrInvalidToken, APIKey: s.auth.RequireAPIKey,
+		InvalidToken: auth.ErrInvalidToken, APIKey: s.auth.RequireAPIKey, ReadPool: s.pools.Read,
 	}, s.log)
 	if err != nil {
 		return err
@@ -235,6 +263,9 @@ func (s *Server) mountDashboard(o options) error {
 		APIURL:     s.cfg.BaseURL(), PublishableKey: s.cfg.PublishableKey, SessionKeys: keys,
 		Secure: strings.HasPrefix(s.cfg.BaseURL(), "https://"), Logger: s.log,
 		DemoLogins: o.demoLogins, DemoPassword: o.demoPassword,
+		// A replica serves reads while at most ReadMaxLag behind, and is measured about every
+		// half of that: twice the lag covers a write's way to every replica that still serves.
+		ReadYourWrites: 2 * s.cfg.ReadMaxLag,
 	})
 	if err != nil {
 		return err
@@ -288,7 +319,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	listenCtx, stopListen := context.WithCancel(ctx)
 	defer stopListen()
-	go s.schema.Listen(listenCtx, s.log)
+	// The schema cache follows NOTIFY masthead: on a pooled connection of its own, or behind a
+	// transaction-mode pooler on a direct one, or else by polling.
+	switch {
+	case s.cfg.DatabasePooler == "":
+		go s.schema.Listen(listenCtx, s.log)
+	case s.cfg.DatabaseDirectURL != "":
+		go s.schema.ListenDirect(listenCtx, s.cfg.DatabaseDirectURL, s.log)
+	default:
+		go s.schema.Poll(listenCtx, s.cfg.SchemaPollInterval, s.log)
+	}
+	go s.pools.Watch(listenCtx, replicaCheckInterval(s.cfg.ReadMaxLag), s.log)
 	// The scheduler publishes what is due while this instance serves; Serve returns only after
 	// it stopped, so Close never pulls the pool from under a run.
 	schedDone := make(chan struct{})
@@ -376,8 +417,17 @@ func (s *Server) reloadOnHangup(ctx context.Context, hup <-chan os.Signal) {
 	}
 }
 
-// Close releases the database pool; call it after Run or Serve returned.
-func (s *Server) Close() { s.pool.Close() }
+// Close releases the database pools; call it after Run or Serve returned.
+func (s *Server) Close() {
+	s.pools.Close()
+	s.pool.Close()
+}
+
+// replicaCheckInterval measures replicas often enough that one falling behind is passed over
+// within about half the allowed lag, and at most every second.
+func replicaCheckInterval(maxLag time.Duration) time.Duration {
+	return max(min(maxLag/2, time.Second), 50*time.Millisecond)
+}
 
 // healthz says the process is up; it never touches the database, so a slow database does not
 // get healthy instances restarted.
@@ -399,3 +449,6 @@ func (s *Server) readyz(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
+
+// ReplicaLags is each read replica's last measured lag (-1: unreachable), for tests and tools.
+func (s *Server) ReplicaLags() []time.Duration { return s.pools.Lags() }

@@ -55,6 +55,10 @@ type Options struct {
 	// SignedUploadTTL is how long a signed upload URL stays valid; 0 means
 	// DefaultSignedUploadTTL.
 	SignedUploadTTL time.Duration
+	// ReadPool, when set, chooses the pool of the row lookup in front of a download or a
+	// signature (a read replica, or the primary for a request that must see its own writes);
+	// nil uses the handler's pool. Uploads always use the handler's pool.
+	ReadPool func(context.Context) *pgxpool.Pool
 }
 
 // The defaults of Options' limits.
@@ -185,13 +189,22 @@ func (h *Handler) callerSees(c echo.Context, key string) (string, *apiError) {
 // the database as one pipelined round trip (an implicit transaction), because this query sits
 // in front of every download.
 func (h *Handler) visibleMime(ctx context.Context, caller pg.Caller, key string) (string, *apiError) {
-	conn, err := h.pool.Acquire(ctx)
+	pool := h.pool
+	if h.opts.ReadPool != nil {
+		pool = h.opts.ReadPool(ctx)
+	}
+	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return "", h.internal(ctx, "storage: acquire connection", err)
 	}
-	defer conn.Release()
 	rs, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), caller, true, false,
 		pg.Stmt{SQL: `select mime_type from public.media where storage_path = $1`, Params: [][]byte{[]byte(key)}})
+	conn.Release()
+	if pool != h.pool && errors.Is(err, pg.ErrSessionEnded) {
+		// A session begun a moment ago may not have reached the replica yet: only the primary
+		// can say it has ended.
+		return h.visibleMime(pg.ReadPrimary(ctx), caller, key)
+	}
 	if err != nil {
 		return "", h.internal(ctx, "storage: read media row", err)
 	}

@@ -130,3 +130,53 @@ func (db *DB) Owner(t testing.TB) *pgx.Conn {
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
 }
+
+// PgBouncer starts a PgBouncer in transaction mode in front of the package's cluster for t, for
+// tests of the service behind a pooler; it stops when t ends. Reach a database through it with
+// Bouncer.URL(pg.LoginRole, db.Name).
+func PgBouncer(t testing.TB, opts pgrun.BouncerOptions) *pgrun.Bouncer {
+	t.Helper()
+	once.Do(start)
+	if initErr != nil {
+		t.Fatalf("pgtest: private cluster: %v", initErr)
+	}
+	d := scratch(t, "masthead-pgbouncer-")
+	b, err := cluster.StartPgBouncer(context.Background(), d, []string{pg.LoginRole, pgrun.Superuser}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Stop)
+	return b
+}
+
+// Replica starts a streaming replica of the package's cluster for t (every database on it,
+// t's included); it stops when t ends. Reach a database on it with Cluster.URL.
+func Replica(t testing.TB) *pgrun.Cluster {
+	t.Helper()
+	once.Do(start)
+	if initErr != nil {
+		t.Fatalf("pgtest: private cluster: %v", initErr)
+	}
+	d := scratch(t, "masthead-replica-")
+	r, err := cluster.StartReplica(context.Background(), d, pgrun.Options{Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Stop() })
+	return r
+}
+
+// scratch is a folder for t that the cluster's system user may enter (t.TempDir is private to
+// the test's user), removed when t ends.
+func scratch(t testing.TB, prefix string) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(d) })
+	return d
+}
