@@ -53,7 +53,7 @@ const jwtKeysVar = "MASTHEAD_JWT_KEYS"
 // runKeys is the keys command with its input given, so tests need no real stdin.
 func runKeys(args []string, stdin io.Reader, stdout io.Writer) error {
 	if len(args) == 0 {
-		return errors.New(keysUsage)
+		return fmt.Errorf("keys: a command is required\n\n%s", keysUsage)
 	}
 	switch args[0] {
 	case "generate":

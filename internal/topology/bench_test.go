@@ -1,7 +1,6 @@
 package topology_test
 
 import (
-	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -41,7 +40,7 @@ func BenchmarkQueueThroughPgBouncer(b *testing.B) {
 			wg.Go(func() {
 				for next.Add(1) <= int64(n) {
 					if status, body := call(b, env, token, http.MethodGet, path, "", nil); status != http.StatusOK {
-						b.Error(fmt.Sprintf("%d %s", status, body))
+						b.Errorf("%d %s", status, body)
 						return
 					}
 				}
