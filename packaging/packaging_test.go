@@ -1,5 +1,6 @@
-// Package packaging holds the container image and the systemd unit of Masthead, and the tests
-// that keep them working as far as this machine can check: no Docker engine runs here, so the
+// Package packaging holds Masthead's deployment files (the container image, the systemd unit,
+// the database roles, …) and the tests that keep the image and the unit working as far as this
+// machine can check: no Docker engine runs here, so the
 // Dockerfile's build stage is run as the plain `go build` it contains (its flags read from the
 // file, so the two cannot drift), and its HEALTHCHECK command runs against a live service; the
 // unit goes through `systemd-analyze verify` and `security`, the sysusers file through

@@ -45,7 +45,7 @@ out; once every token the old key signed has expired (MASTHEAD_JWT_EXP after the
 stopped signing with it), retire it and roll out. The README's production section has the
 details.
 
-Run 'masthead keys <command> -h' for its flags.`
+Run 'masthead keys <command> -h' for its flags`
 
 // jwtKeysVar is the environment variable the service reads its key set from.
 const jwtKeysVar = "MASTHEAD_JWT_KEYS"
@@ -53,7 +53,7 @@ const jwtKeysVar = "MASTHEAD_JWT_KEYS"
 // runKeys is the keys command with its input given, so tests need no real stdin.
 func runKeys(args []string, stdin io.Reader, stdout io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("keys: a command is required\n\n%s", keysUsage)
+		return errors.New(keysUsage)
 	}
 	switch args[0] {
 	case "generate":
