@@ -270,6 +270,11 @@ func keysList(args []string, stdin io.Reader, stdout io.Writer) error {
 func parseInterleaved(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {
 	var pos []string
 	for {
+		// A kid is base64url and may begin with '-': an argument that names no flag of fs is
+		// a positional, not a flag nobody defined.
+		for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "--" && !namesFlag(fs, args[0]) {
+			pos, args = append(pos, args[0]), args[1:]
+		}
 		if err := parseFlags(fs, args, stdout); err != nil {
 			return nil, err
 		}
@@ -279,6 +284,12 @@ func parseInterleaved(fs *flag.FlagSet, args []string, stdout io.Writer) ([]stri
 		}
 		pos, args = append(pos, rest[0]), rest[1:]
 	}
+}
+
+// namesFlag reports whether arg ("-file", "--file=x", "-h") names a flag fs knows.
+func namesFlag(fs *flag.FlagSet, arg string) bool {
+	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+	return name == "h" || name == "help" || fs.Lookup(name) != nil
 }
 
 // keySource is where a key set came from: bare JSON, or one line of an env file whose other
