@@ -95,7 +95,7 @@ func (p *Pools) Watch(ctx context.Context, interval time.Duration, log *slog.Log
 		return
 	}
 	for {
-		p.check(ctx, log)
+		p.Check(ctx, log)
 		select {
 		case <-ctx.Done():
 			return
@@ -105,9 +105,7 @@ func (p *Pools) Watch(ctx context.Context, interval time.Duration, log *slog.Log
 }
 
 // Check measures every replica once, now.
-func (p *Pools) Check(ctx context.Context, log *slog.Logger) { p.check(ctx, log) }
-
-func (p *Pools) check(ctx context.Context, log *slog.Logger) {
+func (p *Pools) Check(ctx context.Context, log *slog.Logger) {
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	var lsn string

@@ -48,7 +48,12 @@ func TestShutdownDrain(t *testing.T) {
 		if time.Since(stopped) > drain {
 			t.Fatalf("readyz still %d after the drain period", res.StatusCode)
 		}
-		time.Sleep(10 * time.Millisecond) // polling until the stop signal has reached Serve
+		// Ask again shortly, unless Serve has already returned: then it never drained.
+		select {
+		case <-served:
+			t.Fatalf("Serve returned (%v) before /readyz ever said draining", serveErr)
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 	if res, body := get(t, http.MethodGet, base+"/healthz", nil, nil); res.StatusCode != http.StatusOK {
 		t.Fatalf("healthz while draining: %d %s", res.StatusCode, body)
