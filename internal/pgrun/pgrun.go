@@ -225,13 +225,16 @@ func (t *tail) String() string {
 	return string(t.buf)
 }
 
-// accepting reports whether postmaster.pid says the server is ready for connections.
+// accepting reports whether postmaster.pid says our server is ready for connections. The file
+// must name our process: a second server started on a folder already in use finds the first
+// one's file (ready) and then exits, and must not be taken for ready meanwhile.
 func (c *Cluster) accepting() bool {
 	b, err := os.ReadFile(filepath.Join(c.data, "postmaster.pid"))
 	if err != nil {
 		return false
 	}
-	return strings.Contains(string(b), "ready")
+	pid, rest, _ := strings.Cut(string(b), "\n")
+	return c.cmd != nil && pid == strconv.Itoa(c.cmd.Process.Pid) && strings.Contains(rest, "ready")
 }
 
 // URL returns a connection string for database db as role, over the private socket.
