@@ -1,9 +1,36 @@
 // Package storage serves /storage/v1, the Supabase Storage-compatible surface for the objects
-// of bucket `media`: authenticated download, signed URLs and upload. Each object is the file
-// behind one public.media row (media.storage_path is its key), and whoever may read that row
-// may read the file: the decision is a query run as the caller under row-level security, never
-// a check in Go. The bytes live in a Backend (local disk for dev, any S3-compatible store in
-// production) that knows nothing about access.
+// of bucket `media`: every call supabase-js's storage client makes on supabase.storage.from(
+// 'media'), under Supabase Storage's paths and in its request, answer and error shapes
+// ({statusCode, error, message}):
+//
+//   - upload (POST /object/media/<path>; x-upsert: true replaces an existing object) and update
+//     (PUT, a new version under the same media row);
+//   - download (GET /object/[authenticated/]media/<path>, ?download[=name] for an attachment),
+//     exists (HEAD) and info (GET /object/info/[authenticated/]media/<path>);
+//   - list (POST /object/list/media: prefix, limit, offset, sortBy, search), remove (DELETE
+//     /object/media, many paths), move and copy (POST /object/move, /object/copy);
+//   - createSignedUrl(s) (POST /object/sign/media[/<path>]) and the signed download (GET
+//     /object/sign/media/<path>?token=…), createSignedUploadUrl (POST
+//     /object/upload/sign/media/<path>) and uploadToSignedUrl (PUT to the same path).
+//
+// Each object is the file behind one public.media row (media.storage_path is its key; a listing
+// is of rows, a folder the common start of their paths). Every operation is decided by that
+// row's row-level security, in a query or a write run as the caller, never by a check in Go:
+// whoever may read the row may read the file, whoever may update or delete it may replace,
+// move or remove the file, and a row the caller cannot see is the same 404 as a missing one. A
+// signed URL is the exception Supabase makes too: whoever holds it may download that object
+// until it expires. A signed upload URL, though, carries its signer's identity, and the upload
+// is written as them, so the database decides it again when it happens.
+//
+// Every write is one transaction that commits only if the file was stored as well; a failed
+// commit undoes the file's change (a new version's previous bytes are kept aside until the
+// commit). The columns that describe a file change only in this surface's transactions
+// (migration 014), so no other write can make a row describe a file it does not have. The
+// limits (upload size, list page, paths per batch, JSON body, signed upload lifetime) are
+// Options, and each refusal names its limit.
+//
+// The bytes live in a Backend (local disk for dev, any S3-compatible store in production) that
+// knows nothing about access.
 //
 // It may import internal/pg; it must not import internal/server, auth, rest, mcp, handlers or
 // views. The caller's identity comes through the Authenticator interface declared here.

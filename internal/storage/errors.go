@@ -3,6 +3,7 @@ package storage
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -41,9 +42,51 @@ var (
 	errKeyUnderFile  = &apiError{http.StatusConflict, "Duplicate", "The key lies under an existing object: an object cannot also be a folder"}
 	errDiskFull      = &apiError{http.StatusInsufficientStorage, "InsufficientStorage", "There is no space left to store the object"}
 	errReadOnly      = &apiError{http.StatusServiceUnavailable, "unavailable", "Storage is read-only right now; try again later"}
-	errNoUpsert      = &apiError{http.StatusBadRequest, "InvalidRequest", "x-upsert is not supported: media objects are immutable, upload under a new path"}
 	errBodyMultipart = &apiError{http.StatusBadRequest, "InvalidRequest", "multipart upload must carry exactly one file part"}
+	errBadJSON       = &apiError{http.StatusBadRequest, "InvalidRequest", "the request body is not valid JSON"}
+	errDownloadName  = &apiError{http.StatusBadRequest, "InvalidRequest", "download must be a file name of at most 255 bytes, without control characters"}
+	errSameKey       = &apiError{http.StatusBadRequest, "InvalidRequest", "sourceKey and destinationKey name the same object"}
+	errCrossProject  = &apiError{http.StatusBadRequest, "InvalidRequest", "an object cannot move to another project's folder: copy it there, then remove the original"}
 )
+
+// errNoSuchObjects is the per-path error of a batch (createSignedUrls), Supabase Storage's
+// words: whether the object is missing or someone else's is not said.
+const errNoSuchObjects = "Either the object does not exist or you do not have access to it"
+
+// invalid is a 400 for a request that cannot be carried out as written, saying why.
+func invalid(msg string) *apiError {
+	return &apiError{http.StatusBadRequest, "InvalidRequest", msg}
+}
+
+// dbRefusal maps what the database refused in a write made as the caller to this surface's
+// answers; anything else is returned as it is, for the caller to treat as internal. Not being
+// allowed, the project not being visible (a null project_id) and a path outside the project's
+// folder are all the same 403, so a write says nothing about other tenants. A rule of our own
+// (PTnnn, such as a media item frozen by its publication) keeps its status and its words.
+func dbRefusal(err error) error {
+	f, ok := pg.ErrorFields(err)
+	if !ok {
+		return err
+	}
+	switch f.Code {
+	case "42501", "23502", "23514":
+		return errRLS
+	case "23505":
+		return errDuplicate
+	}
+	if status := pg.HTTPStatus(f.Code, false); strings.HasPrefix(f.Code, "PT") && status >= 400 && status < 500 && status != http.StatusUnauthorized {
+		name := "InvalidRequest"
+		if status == http.StatusConflict {
+			name = "Conflict"
+		}
+		msg := f.Message
+		if f.Hint != "" {
+			msg += ". " + f.Hint
+		}
+		return &apiError{status, name, msg}
+	}
+	return err
+}
 
 // writeError sends e; the cause of a 5xx is logged by the caller, never shown. A 503 is an
 // outage the client may retry, and says when.

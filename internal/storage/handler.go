@@ -3,13 +3,17 @@ package storage
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
+	"path"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 
@@ -33,6 +37,17 @@ type Options struct {
 	SigningKey []byte
 	// MaxUploadBytes caps one upload; 0 means DefaultMaxUploadBytes.
 	MaxUploadBytes int64
+	// MaxListLimit caps the limit of one list request; 0 means DefaultMaxListLimit.
+	MaxListLimit int64
+	// MaxBatch caps the paths of one remove or createSignedUrls request; 0 means
+	// DefaultMaxBatch.
+	MaxBatch int
+	// MaxJSONBytes caps a JSON request body (list, remove, move, copy, signing); 0 means
+	// DefaultMaxJSONBytes.
+	MaxJSONBytes int64
+	// SignedUploadTTL is how long a signed upload URL stays valid; 0 means
+	// DefaultSignedUploadTTL.
+	SignedUploadTTL time.Duration
 	// InvalidToken is the error a refused bearer token wraps (auth.ErrInvalidToken): those are
 	// answered 401, any other Authenticator error is an outage (5xx).
 	InvalidToken error
@@ -41,14 +56,27 @@ type Options struct {
 	APIKey echo.MiddlewareFunc
 	// TempDir is where uploads are spooled while they are checked; "" means os.TempDir().
 	TempDir string
-	// ReadPool, when set, chooses the pool of the row lookup in front of a download or a
-	// signature (a read replica, or the primary for a request that must see its own writes);
-	// nil uses the handler's pool. Uploads always use the handler's pool.
+	// ReadPool, when set, chooses the pool of every read-only operation: the row lookup in
+	// front of a download, exists, info, list and signing (a read replica, or the primary for
+	// a request that must see its own writes); nil uses the handler's pool. Every write
+	// (upload, update, move, copy, remove, and the trial write of createSignedUploadUrl) uses
+	// the handler's pool.
 	ReadPool func(context.Context) *pgxpool.Pool
 }
 
-// DefaultMaxUploadBytes is Supabase's default per-file limit (50 MB).
-const DefaultMaxUploadBytes = 50 << 20
+// The defaults of Options' limits.
+const (
+	// DefaultMaxUploadBytes is Supabase's default per-file limit (50 MB).
+	DefaultMaxUploadBytes = 50 << 20
+	// DefaultMaxListLimit bounds one page of a listing.
+	DefaultMaxListLimit = 1000
+	// DefaultMaxBatch is Supabase's limit on the objects one delete may name.
+	DefaultMaxBatch = 1000
+	// DefaultMaxJSONBytes leaves room for DefaultMaxBatch keys of the longest length.
+	DefaultMaxJSONBytes = 2 << 20
+	// DefaultSignedUploadTTL is Supabase's: a signed upload URL is valid for two hours.
+	DefaultSignedUploadTTL = 2 * time.Hour
+)
 
 // maxSignedTTL bounds expiresIn to a week: a signed URL is a bearer capability that cannot be
 // revoked short of deleting the object, so it must not live for ever.
@@ -74,13 +102,29 @@ func New(pool *pgxpool.Pool, auth Authenticator, opts Options, log *slog.Logger)
 	if opts.MaxUploadBytes <= 0 {
 		opts.MaxUploadBytes = DefaultMaxUploadBytes
 	}
+	if opts.MaxListLimit <= 0 {
+		opts.MaxListLimit = DefaultMaxListLimit
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = DefaultMaxBatch
+	}
+	if opts.MaxJSONBytes <= 0 {
+		opts.MaxJSONBytes = DefaultMaxJSONBytes
+	}
+	if opts.SignedUploadTTL <= 0 {
+		opts.SignedUploadTTL = DefaultSignedUploadTTL
+	}
 	return &Handler{pool: pool, auth: auth, log: log, opts: opts,
 		signer: signer{key: opts.SigningKey, now: time.Now}}, nil
 }
 
-// Mount adds the routes to g, which should be the group for /storage/v1. Each object route
-// exists under both names Supabase clients use: /object/<bucket>/<path> (supabase-js download)
-// and /object/authenticated/<bucket>/<path>.
+// Mount adds the routes to g, which should be the group for /storage/v1: the object routes
+// supabase-js's storage client calls, under Supabase Storage's paths. Each download route
+// exists under both names Supabase clients use: /object/<bucket>/<path> (supabase-js download
+// and exists) and /object/authenticated/<bucket>/<path>. The static segments (info, list, sign,
+// upload, move, copy) win over a bucket of that name, as in Supabase Storage. Options.APIKey
+// guards every route but the signed download and the upload to a signed upload URL, whose
+// tokens are their credentials.
 func (h *Handler) Mount(g *echo.Group) {
 	var keyed []echo.MiddlewareFunc
 	if h.opts.APIKey != nil {
@@ -90,8 +134,19 @@ func (h *Handler) Mount(g *echo.Group) {
 		g.GET(p, h.download, keyed...)
 		g.HEAD(p, h.download, keyed...)
 	}
+	g.GET("/object/info/authenticated/:bucket/*", h.info, keyed...)
+	g.GET("/object/info/:bucket/*", h.info, keyed...)
+	g.POST("/object/list/:bucket", h.list, keyed...)
 	g.POST("/object/:bucket/*", h.upload, keyed...)
+	g.PUT("/object/:bucket/*", h.update, keyed...)
+	g.DELETE("/object/:bucket", h.remove, keyed...)
+	g.POST("/object/move", h.move, keyed...)
+	g.POST("/object/copy", h.copy, keyed...)
+	g.POST("/object/sign/:bucket", h.signMany, keyed...)
 	g.POST("/object/sign/:bucket/*", h.sign, keyed...)
+	g.POST("/object/upload/sign/:bucket/*", h.signUpload, keyed...)
+	// Opened by whoever holds the URL: the token is the credential, as for signed downloads.
+	g.PUT("/object/upload/sign/:bucket/*", h.signedUpload)
 	g.GET("/object/sign/:bucket/*", h.signedDownload)
 	g.HEAD("/object/sign/:bucket/*", h.signedDownload)
 }
@@ -135,33 +190,69 @@ func (h *Handler) callerSees(c echo.Context, key string) (string, *apiError) {
 
 // visibleMime returns the mime type of the media row stored at key, read as caller under
 // row-level security: a row the caller may not read does not exist for them, so the answer is
-// the same 404 whether the object is someone else's or missing. Role switch and query go to
-// the database as one pipelined round trip (an implicit transaction), because this query sits
-// in front of every download.
+// the same 404 whether the object is someone else's or missing. It reads from the read pool
+// (see readPool); a replica's word that the caller's session has ended is asked again of the
+// primary (see replicaMissedSession).
 func (h *Handler) visibleMime(ctx context.Context, caller pg.Caller, key string) (string, *apiError) {
-	pool := h.pool
-	if h.opts.ReadPool != nil {
-		pool = h.opts.ReadPool(ctx)
-	}
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		return "", h.internal(ctx, "storage: acquire connection", err)
-	}
-	rs, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), caller, true, false,
-		pg.Stmt{SQL: `select mime_type from public.media where storage_path = $1`, Params: [][]byte{[]byte(key)}})
-	conn.Release()
-	if pool != h.pool && errors.Is(err, pg.ErrSessionEnded) {
-		// A session begun a moment ago may not have reached the replica yet: only the primary
-		// can say it has ended.
-		return h.visibleMime(pg.ReadPrimary(ctx), caller, key)
+	pool := h.readPool(ctx)
+	ct, err := h.lookupMime(ctx, pool, caller, key)
+	if h.replicaMissedSession(pool, err) {
+		ct, err = h.lookupMime(pg.ReadPrimary(ctx), h.pool, caller, key)
 	}
 	if err != nil {
 		return "", h.internal(ctx, "storage: read media row", err)
 	}
-	if len(rs[0].Rows) == 0 {
+	if ct == nil {
 		return "", errNotFound
 	}
-	return string(rs[0].Rows[0][0]), nil
+	return *ct, nil
+}
+
+// lookupMime reads the mime type of the row at key on pool, nil when the caller sees none. Role
+// switch and query go to the database as one pipelined round trip (an implicit transaction),
+// because this query sits in front of every download.
+func (h *Handler) lookupMime(ctx context.Context, pool *pgxpool.Pool, caller pg.Caller, key string) (*string, error) {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	rs, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), caller, true, false,
+		pg.Stmt{SQL: `select mime_type from public.media where storage_path = $1`, Params: [][]byte{[]byte(key)}})
+	if err != nil || len(rs[0].Rows) == 0 {
+		return nil, err
+	}
+	ct := string(rs[0].Rows[0][0])
+	return &ct, nil
+}
+
+// readPool is the pool of a read-only operation (download, exists, info, list, signing): a read
+// replica when Options.ReadPool chooses one, else the handler's pool (the primary). Every write,
+// and the trial write in front of a signed upload URL, uses the handler's pool.
+func (h *Handler) readPool(ctx context.Context) *pgxpool.Pool {
+	if h.opts.ReadPool != nil {
+		return h.opts.ReadPool(ctx)
+	}
+	return h.pool
+}
+
+// replicaMissedSession says whether err, met on pool, must be asked of the primary again: a
+// session begun a moment ago may not have reached a replica yet, so only the primary can say
+// it has ended.
+func (h *Handler) replicaMissedSession(pool *pgxpool.Pool, err error) bool {
+	return pool != h.pool && errors.Is(err, pg.ErrSessionEnded)
+}
+
+// readAsCaller runs fn in a read-only transaction as caller on the read pool, and once more on
+// the primary when the replica did not know the caller's session. fn may run twice, so it must
+// start its results afresh.
+func (h *Handler) readAsCaller(ctx context.Context, caller pg.Caller, fn func(pgx.Tx) error) error {
+	pool := h.readPool(ctx)
+	err := pg.WithCaller(ctx, pool, caller, pg.ReadOnly, fn)
+	if h.replicaMissedSession(pool, err) {
+		err = pg.WithCaller(pg.ReadPrimary(ctx), h.pool, caller, pg.ReadOnly, fn)
+	}
+	return err
 }
 
 // internal logs a failure that is not the client's doing and chooses 503 for an unreachable
@@ -207,9 +298,14 @@ var safeTypes = map[string]string{
 
 // serve streams the object with http.ServeContent, which implements RFC 9110's conditional
 // requests (If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since, If-Range) and
-// byte ranges from the validators set here.
-func (h *Handler) serve(c echo.Context, key, mime string) error {
+// byte ranges from the validators set here. ?download asks for an attachment (see
+// attachment).
+func (h *Handler) serve(c echo.Context, key, contentType string) error {
 	ctx := c.Request().Context()
+	disposition, aerr := attachment(c, key)
+	if aerr != nil {
+		return writeError(c, aerr)
+	}
 	obj, err := h.opts.Backend.Open(ctx, key)
 	if err != nil {
 		if errors.Is(err, ErrObjectNotFound) {
@@ -220,11 +316,16 @@ func (h *Handler) serve(c echo.Context, key, mime string) error {
 	}
 	defer obj.Body.Close()
 	hdr := c.Response().Header()
-	if _, ok := safeTypes[mime]; ok {
-		hdr.Set("Content-Type", mime)
+	if _, ok := safeTypes[contentType]; ok {
+		hdr.Set("Content-Type", contentType)
 	} else {
 		hdr.Set("Content-Type", "application/octet-stream")
-		hdr.Set("Content-Disposition", "attachment")
+		if disposition == "" {
+			disposition = "attachment"
+		}
+	}
+	if disposition != "" {
+		hdr.Set("Content-Disposition", disposition)
 	}
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	// Should anything still be rendered as a document, it runs no script and loads nothing.
@@ -235,6 +336,30 @@ func (h *Handler) serve(c echo.Context, key, mime string) error {
 	hdr.Set("ETag", obj.ETag)
 	http.ServeContent(sendfileWriter{c.Response()}, c.Request(), "", obj.ModTime, obj.Body)
 	return nil
+}
+
+// attachment reads the download query parameter, as Supabase Storage does and as supabase-js
+// appends it to signed URLs (createSignedUrl(s) with {download}): absent, the object is served
+// inline (""); present, as an attachment named by its value or, when empty, by the key's last
+// segment. A name longer than a file name may be, or with control characters, is refused.
+func attachment(c echo.Context, key string) (string, *apiError) {
+	vals, ok := c.QueryParams()["download"]
+	if !ok {
+		return "", nil
+	}
+	name := vals[0]
+	if name == "" {
+		name = path.Base(key)
+	}
+	bad := func(r rune) bool { return unicode.IsControl(r) || isBidiControl(r) }
+	if len(name) > maxSegmentLen || !utf8.ValidString(name) || strings.IndexFunc(name, bad) >= 0 {
+		return "", errDownloadName
+	}
+	d := mime.FormatMediaType("attachment", map[string]string{"filename": name})
+	if d == "" {
+		return "", errDownloadName
+	}
+	return d, nil
 }
 
 // sendfileWriter lets http.ServeContent hand a disk file to the connection with sendfile(2):
@@ -253,50 +378,4 @@ func (w sendfileWriter) ReadFrom(r io.Reader) (int64, error) {
 	n, err := rf.ReadFrom(r)
 	w.Size += n
 	return n, err
-}
-
-// signRequest is the body of POST /object/sign/media/<path>.
-type signRequest struct {
-	ExpiresIn *int64 `json:"expiresIn"`
-}
-
-// sign answers POST /object/sign/media/<path> with a URL that opens that object, and only it,
-// without credentials until expiresIn seconds have passed. Only a caller who may read the row
-// can have one, and the row's content type travels in the token, since the URL's user will
-// have no identity the database could check.
-func (h *Handler) sign(c echo.Context) error {
-	key, aerr := objectKey(c)
-	if aerr != nil {
-		return writeError(c, aerr)
-	}
-	var body signRequest
-	if err := c.Bind(&body); err != nil {
-		return writeError(c, errBadBody)
-	}
-	// Compared in seconds: multiplying first would wrap for huge values and let them through.
-	if body.ExpiresIn == nil || *body.ExpiresIn < 1 || *body.ExpiresIn > int64(maxSignedTTL/time.Second) {
-		return writeError(c, errBadExpiresIn)
-	}
-	mime, aerr := h.callerSees(c, key)
-	if aerr != nil {
-		return writeError(c, aerr)
-	}
-	token := h.signer.sign(Bucket+"/"+key, mime, time.Duration(*body.ExpiresIn)*time.Second)
-	// Raw key, as Supabase Storage answers: supabase-js encodeURI()s the whole URL itself.
-	return c.JSON(http.StatusOK, map[string]string{
-		"signedURL": fmt.Sprintf("/object/sign/%s/%s?token=%s", Bucket, key, token),
-	})
-}
-
-// signedDownload serves GET /object/sign/media/<path>?token=… to whoever holds the token.
-func (h *Handler) signedDownload(c echo.Context) error {
-	key, aerr := objectKey(c)
-	if aerr != nil {
-		return writeError(c, aerr)
-	}
-	mime, aerr := h.signer.verify(c.QueryParam("token"), Bucket+"/"+key)
-	if aerr != nil {
-		return writeError(c, aerr)
-	}
-	return h.serve(c, key, mime)
 }

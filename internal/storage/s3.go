@@ -162,3 +162,13 @@ func (b *s3Body) Close() error {
 	}
 	return b.rc.Close()
 }
+
+// Copy implements Copier with a server-side copy: the bytes never leave the store.
+func (s *S3) Copy(ctx context.Context, src, dst string) error {
+	_, err := s.client.CopyObject(ctx, minio.CopyDestOptions{Bucket: s.bucket, Object: dst},
+		minio.CopySrcOptions{Bucket: s.bucket, Object: src})
+	if err != nil {
+		return s.err("copy", src, err)
+	}
+	return nil
+}

@@ -11,19 +11,29 @@ import (
 
 // A signed URL's token is an HS256 JWT with claims {url, iat, exp}, as Supabase Storage issues
 // them, where url is "<bucket>/<key>": the token opens that one object and no other, and only
-// until exp. It also carries ct, the content type of the media row when it was signed, because
-// whoever opens the URL has no identity under which the row could be read again.
+// until exp. A download token also carries ct, the content type of the media row when it was
+// signed, because whoever opens the URL has no identity under which the row could be read
+// again. An upload token (op "upload") carries instead the identity of whoever signed it (as:
+// the claims row-level security reads) and whether it may replace an existing object (upsert):
+// the upload it allows is written as that person, so the database decides it when it happens.
+// Neither kind of token is accepted in place of the other.
 
 // signedHeader is the fixed, pre-encoded JWT header; verification compares it byte for byte,
 // so no "alg" trickery is possible.
 var signedHeader = base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
 
 type signedClaims struct {
-	URL string `json:"url"`
-	CT  string `json:"ct"`
-	IAT int64  `json:"iat"`
-	EXP int64  `json:"exp"`
+	URL    string          `json:"url"`
+	CT     string          `json:"ct,omitempty"`
+	Op     string          `json:"op,omitempty"`
+	Upsert bool            `json:"upsert,omitempty"`
+	As     json.RawMessage `json:"as,omitempty"`
+	IAT    int64           `json:"iat"`
+	EXP    int64           `json:"exp"`
 }
+
+// opUpload marks an upload token.
+const opUpload = "upload"
 
 // DeriveSigningKey turns a secret shared by every instance (the JWT key set, say) into the key
 // signed URLs are made with, so a URL signed by one instance opens on all of them and no new
@@ -40,9 +50,16 @@ type signer struct {
 	now func() time.Time
 }
 
+// sign makes a download token for url.
 func (s signer) sign(url, contentType string, ttl time.Duration) string {
+	return s.signClaims(signedClaims{URL: url, CT: contentType}, ttl)
+}
+
+// signClaims signs c, valid from now for ttl.
+func (s signer) signClaims(c signedClaims, ttl time.Duration) string {
 	now := s.now()
-	payload, _ := json.Marshal(signedClaims{URL: url, CT: contentType, IAT: now.Unix(), EXP: now.Add(ttl).Unix()})
+	c.IAT, c.EXP = now.Unix(), now.Add(ttl).Unix()
+	payload, _ := json.Marshal(c)
 	unsigned := signedHeader + "." + base64.RawURLEncoding.EncodeToString(payload)
 	return unsigned + "." + s.mac(unsigned)
 }
@@ -53,27 +70,52 @@ func (s signer) mac(unsigned string) string {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// verify checks that token was signed by us, names exactly url, and has not expired; it
-// returns the content type signed into it.
+// verify checks that token is a download token signed by us that names exactly url and has not
+// expired; it returns the content type signed into it.
 func (s signer) verify(token, url string) (string, *apiError) {
+	c, aerr := s.parse(token, url)
+	if aerr != nil {
+		return "", aerr
+	}
+	if c.Op != "" {
+		return "", errInvalidJWT
+	}
+	return c.CT, nil
+}
+
+// verifyUpload checks that token is an upload token signed by us that names exactly url and
+// has not expired, and returns its claims.
+func (s signer) verifyUpload(token, url string) (signedClaims, *apiError) {
+	c, aerr := s.parse(token, url)
+	if aerr != nil {
+		return signedClaims{}, aerr
+	}
+	if c.Op != opUpload || len(c.As) == 0 {
+		return signedClaims{}, errInvalidJWT
+	}
+	return c, nil
+}
+
+// parse checks token's signature, url and expiry, and returns its claims.
+func (s signer) parse(token, url string) (signedClaims, *apiError) {
 	header, rest, ok := strings.Cut(token, ".")
 	if !ok || header != signedHeader {
-		return "", errInvalidJWT
+		return signedClaims{}, errInvalidJWT
 	}
 	payload, sig, ok := strings.Cut(rest, ".")
 	if !ok || !hmac.Equal([]byte(sig), []byte(s.mac(header+"."+payload))) {
-		return "", errInvalidJWT
+		return signedClaims{}, errInvalidJWT
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(payload)
 	if err != nil {
-		return "", errInvalidJWT
+		return signedClaims{}, errInvalidJWT
 	}
 	var c signedClaims
 	if err := json.Unmarshal(raw, &c); err != nil || c.URL != url {
-		return "", errInvalidJWT
+		return signedClaims{}, errInvalidJWT
 	}
 	if s.now().Unix() >= c.EXP {
-		return "", errExpiredJWT
+		return signedClaims{}, errExpiredJWT
 	}
-	return c.CT, nil
+	return c, nil
 }

@@ -132,7 +132,6 @@ func TestUploadRefused(t *testing.T) {
 			{"truncated PNG", "proj-a/cut.png", "editorA", "image/png", truncated, nil, 400, "InvalidRequest"},
 			{"empty", "proj-a/empty.png", "editorA", "image/png", nil, nil, 400, "InvalidRequest"},
 			{"over the size cap", "proj-a/big.png", "editorA", "image/png", tooBig, nil, 413, "Payload too large"},
-			{"upsert", "proj-a/up.png", "editorA", "image/png", ev.png, map[string]string{"x-upsert": "true"}, 400, "InvalidRequest"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				hdr := map[string]string{"Content-Type": tc.contentType}
