@@ -104,6 +104,16 @@ type Config struct {
 	StorageDir string
 	// S3 is an S3-compatible store for bucket `media`; it wins over StorageDir when set.
 	S3 S3
+	// The limits of /storage/v1 (storage.Options), each named in its refusal: the size of one
+	// upload, the limit of one list page, the paths one remove or createSignedUrls may name,
+	// the size of a JSON request body, the longest expiresIn of a signed download URL, and how
+	// long a signed upload URL stays valid.
+	StorageMaxUploadBytes  int
+	StorageMaxListLimit    int
+	StorageMaxBatch        int
+	StorageMaxJSONBytes    int
+	StorageMaxSignedURLTTL time.Duration
+	StorageSignedUploadTTL time.Duration
 	// OIDC are the upstream OpenID Connect providers offered on /login (Google, GitLab). One
 	// without a client id and secret is listed there as unavailable.
 	OIDC [2]OIDCProvider
@@ -213,6 +223,14 @@ func Default() Config {
 		LogLevel:              slog.LevelInfo,
 		ReadMaxLag:            time.Second,
 		SchemaPollInterval:    10 * time.Second,
+		// Supabase Storage's defaults where it has them (50 MB per file, 1000 paths per
+		// delete, two hours per signed upload URL).
+		StorageMaxUploadBytes:  50 << 20,
+		StorageMaxListLimit:    1000,
+		StorageMaxBatch:        1000,
+		StorageMaxJSONBytes:    2 << 20,
+		StorageMaxSignedURLTTL: 7 * 24 * time.Hour,
+		StorageSignedUploadTTL: 2 * time.Hour,
 		OIDC: [2]OIDCProvider{
 			{Name: "google", Label: "Google", Issuer: "https://accounts.google.com"},
 			{Name: "gitlab", Label: "GitLab", Issuer: "https://gitlab.com"},
@@ -260,6 +278,12 @@ var settings = []setting{
 	{"MASTHEAD_SHUTDOWN_DRAIN", "shutdown-drain", "on stop, how long to go on serving with /readyz answering 503 before closing the listener (longer than the load balancer takes to mark the instance down): seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.ShutdownDrain) }},
 	{"MASTHEAD_INSTANCES", "instances", "how many instances serve behind the load balancer; each enforces its share (1/n, rounded up) of every rate limit", func(c *Config) flag.Value { return (*intValue)(&c.Instances) }},
 	{"MASTHEAD_STORAGE_DIR", "storage-dir", "folder holding bucket media when no S3 endpoint is set", func(c *Config) flag.Value { return (*stringValue)(&c.StorageDir) }},
+	{"MASTHEAD_STORAGE_MAX_UPLOAD_BYTES", "storage-max-upload-bytes", "largest object one /storage/v1 upload may store, in bytes", func(c *Config) flag.Value { return (*intValue)(&c.StorageMaxUploadBytes) }},
+	{"MASTHEAD_STORAGE_MAX_LIST_LIMIT", "storage-max-list-limit", "largest limit of one /storage/v1 list request", func(c *Config) flag.Value { return (*intValue)(&c.StorageMaxListLimit) }},
+	{"MASTHEAD_STORAGE_MAX_BATCH", "storage-max-batch", "most object paths one /storage/v1 remove or createSignedUrls request may name", func(c *Config) flag.Value { return (*intValue)(&c.StorageMaxBatch) }},
+	{"MASTHEAD_STORAGE_MAX_JSON_BYTES", "storage-max-json-bytes", "largest JSON request body of /storage/v1 (list, remove, move, copy, signing), in bytes", func(c *Config) flag.Value { return (*intValue)(&c.StorageMaxJSONBytes) }},
+	{"MASTHEAD_STORAGE_MAX_SIGNED_URL_TTL", "storage-max-signed-url-ttl", "longest expiresIn of a signed download URL: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.StorageMaxSignedURLTTL) }},
+	{"MASTHEAD_STORAGE_SIGNED_UPLOAD_TTL", "storage-signed-upload-ttl", "how long a signed upload URL stays valid: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.StorageSignedUploadTTL) }},
 	{"MASTHEAD_S3_ENDPOINT", "s3-endpoint", "S3-compatible endpoint URL for bucket media", func(c *Config) flag.Value { return (*stringValue)(&c.S3.Endpoint) }},
 	{"MASTHEAD_S3_REGION", "s3-region", "S3 region", func(c *Config) flag.Value { return (*stringValue)(&c.S3.Region) }},
 	{"MASTHEAD_S3_BUCKET", "s3-bucket", "S3 bucket holding the media objects", func(c *Config) flag.Value { return (*stringValue)(&c.S3.Bucket) }},
@@ -372,6 +396,12 @@ func (c Config) Validate() error {
 	}
 	if c.S3.Endpoint == "" && c.StorageDir == "" {
 		errs = append(errs, errors.New("config: set MASTHEAD_STORAGE_DIR or MASTHEAD_S3_ENDPOINT for bucket media"))
+	}
+	if c.StorageMaxUploadBytes < 1 || c.StorageMaxListLimit < 1 || c.StorageMaxBatch < 1 || c.StorageMaxJSONBytes < 1024 {
+		errs = append(errs, errors.New("config: MASTHEAD_STORAGE_MAX_UPLOAD_BYTES, MASTHEAD_STORAGE_MAX_LIST_LIMIT and MASTHEAD_STORAGE_MAX_BATCH must be at least 1, MASTHEAD_STORAGE_MAX_JSON_BYTES at least 1024"))
+	}
+	if c.StorageMaxSignedURLTTL < time.Second || c.StorageSignedUploadTTL < time.Second {
+		errs = append(errs, errors.New("config: MASTHEAD_STORAGE_MAX_SIGNED_URL_TTL and MASTHEAD_STORAGE_SIGNED_UPLOAD_TTL must be at least 1 second"))
 	}
 	if c.S3.Endpoint != "" && c.S3.Bucket == "" {
 		errs = append(errs, errors.New("config: MASTHEAD_S3_BUCKET is required with MASTHEAD_S3_ENDPOINT"))

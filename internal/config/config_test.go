@@ -125,6 +125,12 @@ func TestValidate(t *testing.T) {
 		{"log level", func(c *Config) { c.LogLevel = slog.LevelWarn + 1 }, "MASTHEAD_LOG_LEVEL"},
 		{"no instances", func(c *Config) { c.Instances = 0 }, "MASTHEAD_INSTANCES"},
 		{"negative drain", func(c *Config) { c.ShutdownDrain = -time.Second }, "MASTHEAD_SHUTDOWN_DRAIN"},
+		{"no upload size", func(c *Config) { c.StorageMaxUploadBytes = 0 }, "MASTHEAD_STORAGE_MAX_UPLOAD_BYTES"},
+		{"no list page", func(c *Config) { c.StorageMaxListLimit = 0 }, "MASTHEAD_STORAGE_MAX_LIST_LIMIT"},
+		{"no batch", func(c *Config) { c.StorageMaxBatch = -1 }, "MASTHEAD_STORAGE_MAX_BATCH"},
+		{"tiny JSON bodies", func(c *Config) { c.StorageMaxJSONBytes = 100 }, "MASTHEAD_STORAGE_MAX_JSON_BYTES"},
+		{"signed URLs that never work", func(c *Config) { c.StorageMaxSignedURLTTL = time.Millisecond }, "MASTHEAD_STORAGE_MAX_SIGNED_URL_TTL"},
+		{"signed uploads that never work", func(c *Config) { c.StorageSignedUploadTTL = 0 }, "MASTHEAD_STORAGE_SIGNED_UPLOAD_TTL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -326,5 +332,36 @@ func TestRateShare(t *testing.T) {
 	}
 	if d := Default(); d.Instances != 1 || d.ShutdownDrain != 0 {
 		t.Errorf("defaults: instances %d, drain %s; want 1 and 0", d.Instances, d.ShutdownDrain)
+	}
+}
+
+// TestStorageLimitsFromEnv: the /storage/v1 limits are read from their variables, durations as
+// seconds or Go durations, and are Supabase Storage's defaults when unset.
+func TestStorageLimitsFromEnv(t *testing.T) {
+	t.Parallel()
+	d := Default()
+	if d.StorageMaxUploadBytes != 50<<20 || d.StorageMaxBatch != 1000 || d.StorageSignedUploadTTL != 2*time.Hour {
+		t.Errorf("defaults: %d bytes, %d paths, %s", d.StorageMaxUploadBytes, d.StorageMaxBatch, d.StorageSignedUploadTTL)
+	}
+	env := map[string]string{
+		"MASTHEAD_STORAGE_MAX_UPLOAD_BYTES":   "1048576",
+		"MASTHEAD_STORAGE_MAX_LIST_LIMIT":     "50",
+		"MASTHEAD_STORAGE_MAX_BATCH":          "20",
+		"MASTHEAD_STORAGE_MAX_JSON_BYTES":     "65536",
+		"MASTHEAD_STORAGE_MAX_SIGNED_URL_TTL": "3600",
+		"MASTHEAD_STORAGE_SIGNED_UPLOAD_TTL":  "15m",
+	}
+	c, err := FromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.StorageMaxUploadBytes != 1<<20 || c.StorageMaxListLimit != 50 || c.StorageMaxBatch != 20 || c.StorageMaxJSONBytes != 65536 ||
+		c.StorageMaxSignedURLTTL != time.Hour || c.StorageSignedUploadTTL != 15*time.Minute {
+		t.Errorf("not applied: %d %d %d %d %s %s", c.StorageMaxUploadBytes, c.StorageMaxListLimit, c.StorageMaxBatch,
+			c.StorageMaxJSONBytes, c.StorageMaxSignedURLTTL, c.StorageSignedUploadTTL)
+	}
+	if _, err := FromEnv(func(k string) string { return map[string]string{"MASTHEAD_STORAGE_MAX_BATCH": "many"}[k] }); err == nil ||
+		!strings.Contains(err.Error(), "MASTHEAD_STORAGE_MAX_BATCH") {
+		t.Errorf("a bad value must name its variable: %v", err)
 	}
 }

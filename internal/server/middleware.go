@@ -274,8 +274,10 @@ func cors() echo.MiddlewareFunc {
 			return true
 		},
 		AllowOrigins: []string{"*"},
+		// What supabase-js sends: its client headers, PostgREST's, and storage's (x-upsert,
+		// cache-control and x-metadata on uploads).
 		AllowHeaders: []string{"apikey", "authorization", "content-type", "x-client-info", "x-supabase-api-version",
-			"accept-profile", "content-profile", "prefer", "range", "x-upsert", "cache-control", "masthead-read"},
+			"accept-profile", "content-profile", "prefer", "range", "x-upsert", "cache-control", "x-metadata", "masthead-read"},
 		ExposeHeaders: []string{"content-range", "x-sb-error-code", "x-supabase-api-version", "x-request-id", "retry-after"},
 		MaxAge:        86400,
 	})

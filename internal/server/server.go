@@ -190,6 +190,9 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 	st, err := storage.New(s.pool, s.auth, storage.Options{
 		Backend: backend, SigningKey: storage.DeriveSigningKey(s.cfg.JWTKeys),
 		InvalidToken: auth.ErrInvalidToken, APIKey: s.auth.RequireAPIKey, ReadPool: s.pools.Read,
+		MaxUploadBytes: int64(s.cfg.StorageMaxUploadBytes), MaxListLimit: int64(s.cfg.StorageMaxListLimit),
+		MaxBatch: s.cfg.StorageMaxBatch, MaxJSONBytes: int64(s.cfg.StorageMaxJSONBytes),
+		MaxSignedURLTTL: s.cfg.StorageMaxSignedURLTTL, SignedUploadTTL: s.cfg.StorageSignedUploadTTL,
 	}, s.log)
 	if err != nil {
 		return err

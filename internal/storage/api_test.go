@@ -289,7 +289,7 @@ func testJSONBodies(t *testing.T, ev *env) {
 		})
 	}
 	resp, b := ev.call(t, "POST", "/storage/v1/object/list/media", "ownerA", `{"prefix": "`+strings.Repeat("a", DefaultMaxJSONBytes)+`"}`)
-	if resp.StatusCode != 413 || storageError(t, b)["message"] != "the request body is over the limit of 2097152 bytes" {
+	if resp.StatusCode != 413 || storageError(t, b)["message"] != "the request body is over the limit of 2097152 bytes (MASTHEAD_STORAGE_MAX_JSON_BYTES)" {
 		t.Fatalf("over the cap: status %d: %s", resp.StatusCode, b)
 	}
 	if n := ev.rowCount(t, "proj-a/photo.png"); n != 1 {

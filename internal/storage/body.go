@@ -34,7 +34,7 @@ func (h *Handler) jsonRefusal(err error) *apiError {
 	switch {
 	case errors.As(err, &tooBig):
 		return &apiError{http.StatusRequestEntityTooLarge, "Payload too large",
-			fmt.Sprintf("the request body is over the limit of %d bytes", h.opts.MaxJSONBytes)}
+			fmt.Sprintf("the request body is over the limit of %d bytes (MASTHEAD_STORAGE_MAX_JSON_BYTES)", h.opts.MaxJSONBytes)}
 	case errors.As(err, &typ) && typ.Field != "":
 		return invalid(fmt.Sprintf("%s has the wrong type (%s)", typ.Field, typ.Value))
 	case errors.As(err, &typ):

@@ -105,22 +105,10 @@ func newEnv(t testing.TB, backend Backend) *env {
 		}
 	}
 	ev.spool = t.TempDir()
-	ev.mount(t, nil)
-	return ev
-}
-
-// mount builds the handler with the tests' options, changed by change when it is not nil, and
-// serves it under /storage/v1 on a new HTTP server, which ev's requests go to from then on.
-func (ev *env) mount(t testing.TB, change func(*Options)) {
-	t.Helper()
-	opts := Options{
-		Backend: ev.backend, SigningKey: DeriveSigningKey("test secret"), MaxUploadBytes: 64 << 10,
+	h, err := New(db.Pool, ev.auth, Options{
+		Backend: backend, SigningKey: DeriveSigningKey("test secret"), MaxUploadBytes: 64 << 10,
 		InvalidToken: auth.ErrInvalidToken, APIKey: ev.auth.RequireAPIKey, TempDir: ev.spool,
-	}
-	if change != nil {
-		change(&opts)
-	}
-	h, err := New(ev.db.Pool, ev.auth, opts, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,6 +118,7 @@ func (ev *env) mount(t testing.TB, change func(*Options)) {
 	h.Mount(ev.e.Group("/storage/v1"))
 	ev.srv = httptest.NewServer(ev.e)
 	t.Cleanup(ev.srv.Close)
+	return ev
 }
 
 // password is every fixture user's password.

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -30,13 +31,11 @@ var (
 	errUnauthorized  = &apiError{http.StatusUnauthorized, "Unauthorized", "Invalid or expired access token"}
 	errRLS           = &apiError{http.StatusForbidden, "Unauthorized", "new row violates row-level security policy"}
 	errDuplicate     = &apiError{http.StatusConflict, "Duplicate", "The resource already exists"}
-	errTooLarge      = &apiError{http.StatusRequestEntityTooLarge, "Payload too large", "The object exceeded the maximum allowed size"}
 	errMimeType      = &apiError{http.StatusUnsupportedMediaType, "invalid_mime_type", "mime type not supported: uploads must be PNG, JPEG, GIF, WebP, MP4 or WebM"}
 	errMimeMismatch  = &apiError{http.StatusUnsupportedMediaType, "invalid_mime_type", "the content does not match the declared content type"}
 	errBadImage      = &apiError{http.StatusBadRequest, "InvalidRequest", "the image could not be read"}
 	errEmptyBody     = &apiError{http.StatusBadRequest, "InvalidRequest", "the upload is empty"}
 	errBadBody       = &apiError{http.StatusBadRequest, "InvalidRequest", "the request body could not be read"}
-	errBadExpiresIn  = &apiError{http.StatusBadRequest, "InvalidRequest", "expiresIn must be a whole number of seconds between 1 and 604800"}
 	errInternal      = &apiError{http.StatusInternalServerError, "internal", "Internal Server Error"}
 	errUnavailable   = &apiError{http.StatusServiceUnavailable, "unavailable", "Service Unavailable"}
 	errKeyUnderFile  = &apiError{http.StatusConflict, "Duplicate", "The key lies under an existing object: an object cannot also be a folder"}
@@ -52,6 +51,12 @@ var (
 // errNoSuchObjects is the per-path error of a batch (createSignedUrls), Supabase Storage's
 // words: whether the object is missing or someone else's is not said.
 const errNoSuchObjects = "Either the object does not exist or you do not have access to it"
+
+// tooLarge refuses an upload over MaxUploadBytes in Supabase Storage's words, naming the limit.
+func (h *Handler) tooLarge() *apiError {
+	return &apiError{http.StatusRequestEntityTooLarge, "Payload too large",
+		fmt.Sprintf("The object exceeded the maximum allowed size of %d bytes (MASTHEAD_STORAGE_MAX_UPLOAD_BYTES)", h.opts.MaxUploadBytes)}
+}
 
 // invalid is a 400 for a request that cannot be carried out as written, saying why.
 func invalid(msg string) *apiError {

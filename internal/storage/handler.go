@@ -35,18 +35,25 @@ type Options struct {
 	Backend Backend
 	// SigningKey signs signed URLs; every instance must share it (see DeriveSigningKey).
 	SigningKey []byte
-	// MaxUploadBytes caps one upload; 0 means DefaultMaxUploadBytes.
+	// MaxUploadBytes caps one upload (MASTHEAD_STORAGE_MAX_UPLOAD_BYTES); 0 means
+	// DefaultMaxUploadBytes.
 	MaxUploadBytes int64
-	// MaxListLimit caps the limit of one list request; 0 means DefaultMaxListLimit.
+	// MaxListLimit caps the limit of one list request (MASTHEAD_STORAGE_MAX_LIST_LIMIT); 0
+	// means DefaultMaxListLimit.
 	MaxListLimit int64
-	// MaxBatch caps the paths of one remove or createSignedUrls request; 0 means
-	// DefaultMaxBatch.
+	// MaxBatch caps the paths of one remove or createSignedUrls request
+	// (MASTHEAD_STORAGE_MAX_BATCH); 0 means DefaultMaxBatch.
 	MaxBatch int
-	// MaxJSONBytes caps a JSON request body (list, remove, move, copy, signing); 0 means
-	// DefaultMaxJSONBytes.
+	// MaxJSONBytes caps a JSON request body (list, remove, move, copy, signing)
+	// (MASTHEAD_STORAGE_MAX_JSON_BYTES); 0 means DefaultMaxJSONBytes.
 	MaxJSONBytes int64
-	// SignedUploadTTL is how long a signed upload URL stays valid; 0 means
-	// DefaultSignedUploadTTL.
+	// MaxSignedURLTTL caps expiresIn of a signed download URL
+	// (MASTHEAD_STORAGE_MAX_SIGNED_URL_TTL): such a URL is a bearer capability that cannot be
+	// revoked short of deleting the object, so it must not live for ever. 0 means
+	// DefaultMaxSignedURLTTL.
+	MaxSignedURLTTL time.Duration
+	// SignedUploadTTL is how long a signed upload URL stays valid
+	// (MASTHEAD_STORAGE_SIGNED_UPLOAD_TTL); 0 means DefaultSignedUploadTTL.
 	SignedUploadTTL time.Duration
 	// InvalidToken is the error a refused bearer token wraps (auth.ErrInvalidToken): those are
 	// answered 401, any other Authenticator error is an outage (5xx).
@@ -76,11 +83,9 @@ const (
 	DefaultMaxJSONBytes = 2 << 20
 	// DefaultSignedUploadTTL is Supabase's: a signed upload URL is valid for two hours.
 	DefaultSignedUploadTTL = 2 * time.Hour
+	// DefaultMaxSignedURLTTL lets a signed download URL live a week at most.
+	DefaultMaxSignedURLTTL = 7 * 24 * time.Hour
 )
-
-// maxSignedTTL bounds expiresIn to a week: a signed URL is a bearer capability that cannot be
-// revoked short of deleting the object, so it must not live for ever.
-const maxSignedTTL = 7 * 24 * time.Hour
 
 // Handler serves /storage/v1. It is safe for concurrent use.
 type Handler struct {
@@ -113,6 +118,9 @@ func New(pool *pgxpool.Pool, auth Authenticator, opts Options, log *slog.Logger)
 	}
 	if opts.SignedUploadTTL <= 0 {
 		opts.SignedUploadTTL = DefaultSignedUploadTTL
+	}
+	if opts.MaxSignedURLTTL < time.Second {
+		opts.MaxSignedURLTTL = DefaultMaxSignedURLTTL
 	}
 	return &Handler{pool: pool, auth: auth, log: log, opts: opts,
 		signer: signer{key: opts.SigningKey, now: time.Now}}, nil

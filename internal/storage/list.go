@@ -165,7 +165,7 @@ func (h *Handler) listQuery(b listRequest) (listQuery, *apiError) {
 		q.limit = *b.Limit
 	}
 	if q.limit < 1 || q.limit > h.opts.MaxListLimit {
-		return q, invalid(fmt.Sprintf("limit must be a whole number from 1 to %d", h.opts.MaxListLimit))
+		return q, invalid(fmt.Sprintf("limit must be a whole number from 1 to %d (MASTHEAD_STORAGE_MAX_LIST_LIMIT)", h.opts.MaxListLimit))
 	}
 	if b.Offset != nil {
 		q.offset = *b.Offset

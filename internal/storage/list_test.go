@@ -131,8 +131,8 @@ func testListRefused(t *testing.T, ev *env) {
 		message    string
 	}{
 		{"no prefix", "viewerA", map[string]any{"limit": 10}, 400, `prefix is required: the folder to list, "" for the top`},
-		{"limit 0", "viewerA", map[string]any{"prefix": "", "limit": 0}, 400, "limit must be a whole number from 1 to 1000"},
-		{"limit over the cap", "viewerA", map[string]any{"prefix": "", "limit": 1001}, 400, "limit must be a whole number from 1 to 1000"},
+		{"limit 0", "viewerA", map[string]any{"prefix": "", "limit": 0}, 400, "limit must be a whole number from 1 to 1000 (MASTHEAD_STORAGE_MAX_LIST_LIMIT)"},
+		{"limit over the cap", "viewerA", map[string]any{"prefix": "", "limit": 1001}, 400, "limit must be a whole number from 1 to 1000 (MASTHEAD_STORAGE_MAX_LIST_LIMIT)"},
 		{"fractional limit", "viewerA", `{"prefix": "", "limit": 1.5}`, 400, "limit has the wrong type (number 1.5)"},
 		{"negative offset", "viewerA", map[string]any{"prefix": "", "offset": -1}, 400, "offset must be a whole number, 0 or more"},
 		{"unknown column", "viewerA", map[string]any{"prefix": "", "sortBy": map[string]string{"column": "size"}}, 400,
@@ -160,24 +160,35 @@ func testListRefused(t *testing.T, ev *env) {
 
 // testLimits: the limits are Options, and the refusals name them.
 func testLimits(t *testing.T, ev *env) {
-	ev = ev.withOptions(t, func(o *Options) { o.MaxListLimit, o.MaxBatch, o.MaxJSONBytes = 5, 2, 100 })
+	ev = ev.withOptions(t, func(o *Options) {
+		o.MaxListLimit, o.MaxBatch, o.MaxJSONBytes, o.MaxSignedURLTTL, o.MaxUploadBytes = 5, 2, 100, time.Minute, 64
+	})
 	for _, tc := range []struct {
 		method, path string
 		body         any
 		status       int
 		message      string
 	}{
-		{"POST", "/storage/v1/object/list/media", map[string]any{"prefix": "", "limit": 6}, 400, "limit must be a whole number from 1 to 5"},
+		{"POST", "/storage/v1/object/list/media", map[string]any{"prefix": "", "limit": 6}, 400, "limit must be a whole number from 1 to 5 (MASTHEAD_STORAGE_MAX_LIST_LIMIT)"},
 		{"POST", "/storage/v1/object/sign/media", map[string]any{"expiresIn": 60, "paths": []string{"proj-a/a.png", "proj-a/b.png", "proj-a/c.png"}}, 400,
-			"paths names 3 objects: at most 2 may be named in one request"},
+			"paths names 3 objects: at most 2 may be named in one request (MASTHEAD_STORAGE_MAX_BATCH)"},
 		{"DELETE", "/storage/v1/object/media", map[string]any{"prefixes": []string{"proj-a/a.png", "proj-a/b.png", "proj-a/c.png"}}, 400,
-			"prefixes names 3 objects: at most 2 may be named in one request"},
-		{"POST", "/storage/v1/object/list/media", map[string]any{"prefix": strings.Repeat("a", 100)}, 413, "the request body is over the limit of 100 bytes"},
+			"prefixes names 3 objects: at most 2 may be named in one request (MASTHEAD_STORAGE_MAX_BATCH)"},
+		{"POST", "/storage/v1/object/list/media", map[string]any{"prefix": strings.Repeat("a", 100)}, 413, "the request body is over the limit of 100 bytes (MASTHEAD_STORAGE_MAX_JSON_BYTES)"},
+		{"POST", "/storage/v1/object/sign/media/proj-a/photo.png", map[string]any{"expiresIn": 61}, 400,
+			"expiresIn must be a whole number of seconds from 1 to 60 (MASTHEAD_STORAGE_MAX_SIGNED_URL_TTL)"},
+		{"POST", "/storage/v1/object/sign/media", map[string]any{"expiresIn": 61, "paths": []string{"proj-a/photo.png"}}, 400,
+			"expiresIn must be a whole number of seconds from 1 to 60 (MASTHEAD_STORAGE_MAX_SIGNED_URL_TTL)"},
 	} {
 		resp, b := ev.call(t, tc.method, tc.path, "editorA", tc.body)
 		if resp.StatusCode != tc.status || storageError(t, b)["message"] != tc.message {
 			t.Errorf("%s %s: status %d: %s", tc.method, tc.path, resp.StatusCode, b)
 		}
+	}
+	resp, b := ev.do(t, req{method: "POST", path: "/storage/v1/object/media/proj-a/big.png", user: "editorA", body: ev.png,
+		header: map[string]string{"Content-Type": "image/png"}})
+	if want := "The object exceeded the maximum allowed size of 64 bytes (MASTHEAD_STORAGE_MAX_UPLOAD_BYTES)"; resp.StatusCode != 413 || storageError(t, b)["message"] != want {
+		t.Errorf("upload over the cap: status %d: %s", resp.StatusCode, b)
 	}
 }
 

@@ -67,7 +67,7 @@ func TestReadsUseReadPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(replica.Close)
-	ev.mount(t, func(o *Options) { o.ReadPool = func(context.Context) *pgxpool.Pool { return replica } })
+	ev = ev.withOptions(t, func(o *Options) { o.ReadPool = func(context.Context) *pgxpool.Pool { return replica } })
 
 	for _, op := range readOps {
 		before := replica.Stat().AcquireCount()
@@ -115,7 +115,7 @@ func TestReadPoolWithoutTheSession(t *testing.T) {
 	t.Parallel()
 	ev := newDiskEnv(t)
 	behind := pgtest.New(t)
-	ev.mount(t, func(o *Options) { o.ReadPool = func(context.Context) *pgxpool.Pool { return behind.Pool } })
+	ev = ev.withOptions(t, func(o *Options) { o.ReadPool = func(context.Context) *pgxpool.Pool { return behind.Pool } })
 
 	for _, op := range readOps {
 		ev.send(t, op)

@@ -217,9 +217,9 @@ func testSignMany(t *testing.T, ev *env) {
 	}{
 		{"no paths", map[string]any{"expiresIn": 60}, "paths is required: an array of object paths"},
 		{"empty paths", map[string]any{"expiresIn": 60, "paths": []string{}}, "paths must name at least one object"},
-		{"over the cap", map[string]any{"expiresIn": 60, "paths": make([]string, DefaultMaxBatch+1)}, "paths names 1001 objects: at most 1000 may be named in one request"},
-		{"no expiresIn", map[string]any{"paths": []string{"proj-a/photo.png"}}, errBadExpiresIn.msg},
-		{"expiresIn over a week", map[string]any{"expiresIn": 604801, "paths": []string{"proj-a/photo.png"}}, errBadExpiresIn.msg},
+		{"over the cap", map[string]any{"expiresIn": 60, "paths": make([]string, DefaultMaxBatch+1)}, "paths names 1001 objects: at most 1000 may be named in one request (MASTHEAD_STORAGE_MAX_BATCH)"},
+		{"no expiresIn", map[string]any{"paths": []string{"proj-a/photo.png"}}, "expiresIn must be a whole number of seconds from 1 to 604800 (MASTHEAD_STORAGE_MAX_SIGNED_URL_TTL)"},
+		{"expiresIn over a week", map[string]any{"expiresIn": 604801, "paths": []string{"proj-a/photo.png"}}, "expiresIn must be a whole number of seconds from 1 to 604800 (MASTHEAD_STORAGE_MAX_SIGNED_URL_TTL)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, b := ev.call(t, "POST", "/storage/v1/object/sign/media", "viewerA", tc.body)

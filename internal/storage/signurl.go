@@ -28,11 +28,12 @@ type signedURLResult struct {
 	SignedURL *string `json:"signedURL"`
 }
 
-// validTTL checks expiresIn: whole seconds, at least one, at most a week. It is compared in
-// seconds: multiplying first would wrap for huge values and let them through.
-func validTTL(expiresIn *int64) (time.Duration, *apiError) {
-	if expiresIn == nil || *expiresIn < 1 || *expiresIn > int64(maxSignedTTL/time.Second) {
-		return 0, errBadExpiresIn
+// validTTL checks expiresIn: whole seconds, at least one, at most MaxSignedURLTTL. It is
+// compared in seconds: multiplying first would wrap for huge values and let them through.
+func (h *Handler) validTTL(expiresIn *int64) (time.Duration, *apiError) {
+	most := int64(h.opts.MaxSignedURLTTL / time.Second)
+	if expiresIn == nil || *expiresIn < 1 || *expiresIn > most {
+		return 0, invalid(fmt.Sprintf("expiresIn must be a whole number of seconds from 1 to %d (MASTHEAD_STORAGE_MAX_SIGNED_URL_TTL)", most))
 	}
 	return time.Duration(*expiresIn) * time.Second, nil
 }
@@ -58,7 +59,7 @@ func (h *Handler) sign(c echo.Context) error {
 	if aerr := h.readJSON(c, &body); aerr != nil {
 		return writeError(c, aerr)
 	}
-	ttl, aerr := validTTL(body.ExpiresIn)
+	ttl, aerr := h.validTTL(body.ExpiresIn)
 	if aerr != nil {
 		return writeError(c, aerr)
 	}
@@ -81,7 +82,7 @@ func (h *Handler) signMany(c echo.Context) error {
 	if aerr := h.readJSON(c, &body); aerr != nil {
 		return writeError(c, aerr)
 	}
-	ttl, aerr := validTTL(body.ExpiresIn)
+	ttl, aerr := h.validTTL(body.ExpiresIn)
 	if aerr != nil {
 		return writeError(c, aerr)
 	}
@@ -138,7 +139,7 @@ func (h *Handler) checkBatch(field string, paths *[]string) *apiError {
 	case len(*paths) == 0:
 		return invalid(field + " must name at least one object")
 	case len(*paths) > h.opts.MaxBatch:
-		return invalid(fmt.Sprintf("%s names %d objects: at most %d may be named in one request", field, len(*paths), h.opts.MaxBatch))
+		return invalid(fmt.Sprintf("%s names %d objects: at most %d may be named in one request (MASTHEAD_STORAGE_MAX_BATCH)", field, len(*paths), h.opts.MaxBatch))
 	}
 	return nil
 }

@@ -99,7 +99,7 @@ func (h *Handler) upload(c echo.Context) error {
 func (h *Handler) putObject(c echo.Context, caller pg.Caller, key string, mode writeMode) error {
 	ctx := c.Request().Context()
 	if c.Request().ContentLength > h.opts.MaxUploadBytes+multipartOverhead {
-		return writeError(c, errTooLarge)
+		return writeError(c, h.tooLarge())
 	}
 	body, declared, aerr := h.uploadBody(c)
 	if aerr != nil {
@@ -311,7 +311,7 @@ func (h *Handler) uploadBody(c echo.Context) (io.Reader, string, *apiError) {
 		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
-				return nil, "", errTooLarge
+				return nil, "", h.tooLarge()
 			}
 			return nil, "", errBodyMultipart
 		}
@@ -337,7 +337,7 @@ func (h *Handler) spool(body io.Reader) (*os.File, *apiError) {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig) || n > h.opts.MaxUploadBytes:
-		aerr = errTooLarge
+		aerr = h.tooLarge()
 	case err != nil:
 		aerr = errBadBody
 	case n == 0:

@@ -332,7 +332,7 @@ func testRemove(t *testing.T, ev *env) {
 	}{
 		{"no prefixes", nil, "prefixes is required: an array of object paths"},
 		{"empty", []string{}, "prefixes must name at least one object"},
-		{"over the cap", make([]string, DefaultMaxBatch+1), "prefixes names 1001 objects: at most 1000 may be named in one request"},
+		{"over the cap", make([]string, DefaultMaxBatch+1), "prefixes names 1001 objects: at most 1000 may be named in one request (MASTHEAD_STORAGE_MAX_BATCH)"},
 		{"an invalid path", []string{"proj-a/r/3.png", "proj-a/r/"}, "prefixes[1] is not a valid object path"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
