@@ -26,8 +26,20 @@
 // commit undoes the file's change (a new version's previous bytes are kept aside until the
 // commit). The columns that describe a file change only in this surface's transactions
 // (migration 014), so no other write can make a row describe a file it does not have. The
-// limits (upload size, list page, paths per batch, JSON body, signed upload lifetime) are
-// Options, and each refusal names its limit.
+// limits (upload size, list page, paths per batch, JSON body, signed download and upload URL
+// lifetimes) are Options, set from MASTHEAD_STORAGE_… by internal/server, and each refusal
+// names its variable.
+//
+// The read-only operations (download, exists, info, list, createSignedUrl(s)) take their
+// connection from Options.ReadPool, a read replica when one is fresh; a replica that does not
+// yet know the caller's session is asked again on the primary. Every write, and the trial write
+// that decides createSignedUploadUrl, runs on the primary.
+//
+// Not offered, on purpose: buckets other than media ("Bucket not found") and the bucket API
+// (listBuckets, createBucket, …), public URLs (getPublicUrl: every object is private), image
+// transformations, and user metadata (x-metadata and a multipart metadata field are accepted
+// and ignored; info's metadata is what the media row says of the file). A move stays in its
+// project's folder (copy across projects), and keys start with a project's slug.
 //
 // The bytes live in a Backend (local disk for dev, any S3-compatible store in production) that
 // knows nothing about access.

@@ -236,6 +236,31 @@ test("remove many paths", async () => {
   assert.equal(empty.error.status, 400);
 });
 
+test("upload with metadata (x-metadata) and cacheControl", async () => {
+  const up = await editor.upload("proj-a/js/meta.png", png, { contentType: "image/png", cacheControl: "60", metadata: { owner: "js" } });
+  assert.equal(up.error, null);
+  assert.equal((await viewer.info("proj-a/js/meta.png")).data.size, png.length);
+});
+
+test("bad input is refused in Supabase Storage's shape", async () => {
+  const escape = await editor.move("proj-a/photo.png", "proj-a/../escape.png");
+  assert.equal(escape.error.status, 400);
+  const noCopy = await editor.copy("proj-a/photo.png", "proj-a/photo.png");
+  assert.deepEqual([noCopy.error.status, noCopy.error.message], [400, "sourceKey and destinationKey name the same object"]);
+  const forever = await viewer.createSignedUrl("proj-a/photo.png", 0);
+  assert.equal(forever.error.status, 400);
+  assert.match(forever.error.message, /expiresIn must be a whole number of seconds from 1 to 604800 \(MASTHEAD_STORAGE_MAX_SIGNED_URL_TTL\)/);
+  const tooMany = await editor.remove(Array.from({ length: 1001 }, (_, i) => `proj-a/x${i}.png`));
+  assert.equal(tooMany.error.status, 400);
+  assert.match(tooMany.error.message, /at most 1000 may be named in one request \(MASTHEAD_STORAGE_MAX_BATCH\)/);
+  const badOffset = await viewer.list("proj-a", { offset: -1 });
+  assert.equal(badOffset.error.status, 400);
+  const anonWrite = await anon.upload("proj-a/js/anon.png", png, { contentType: "image/png" });
+  assert.equal(anonWrite.error.statusCode, "403");
+  const forged = await anon.uploadToSignedUrl("proj-a/js/forged.png", "not-a-token", png, { contentType: "image/png" });
+  assert.deepEqual([forged.error.statusCode, forged.error.error], ["400", "InvalidJWT"]);
+});
+
 test("errors in Supabase Storage's shape", async () => {
   const other = createClient(fx.url, fx.key, {
     auth: { persistSession: false, autoRefreshToken: false },
@@ -248,4 +273,12 @@ test("errors in Supabase Storage's shape", async () => {
   });
   assert.equal(res.status, 404);
   assert.deepEqual(await res.json(), { statusCode: "404", error: "not_found", message: "Object not found" });
+  // Writing another project's object: the same 404 as a missing one, never a hint it exists.
+  const put = await fetch(`${fx.url}/storage/v1/object/media/proj-b/secret.png`, {
+    method: "PUT",
+    headers: { apikey: fx.key, Authorization: `Bearer ${fx.tokens.editorA}`, "Content-Type": "image/png" },
+    body: png,
+  });
+  assert.equal(put.status, 404);
+  assert.deepEqual(await put.json(), { statusCode: "404", error: "not_found", message: "Object not found" });
 });
