@@ -185,9 +185,11 @@ func subset(a, b []string) bool {
 }
 
 // functionsSQL lists plain functions of the exposed schema with their
-// input arguments (variadic marked), and the columns their OUT, INOUT and
-// TABLE parameters return. Functions with unnamed inputs cannot be called
-// with named JSON arguments and are skipped, as PostgREST does.
+// input arguments (variadic marked), the columns their OUT, INOUT and
+// TABLE parameters return, and, for a function of one argument that is a
+// row of an exposed table or view, that table (a computed column or
+// relationship of it). Functions with unnamed inputs cannot be called with
+// named JSON arguments and are not offered over /rpc, as PostgREST does.
 const functionsSQL = `
 select p.proname, p.provolatile::text, p.proretset, p.prorettype = 'void'::regtype,
        coalesce(rt.relname, ''),
@@ -199,7 +201,11 @@ select p.proname, p.provolatile::text, p.proretset, p.prorettype = 'void'::regty
        array(select coalesce(x.name, '') from unnest(p.proargnames, p.proallargtypes, p.proargmodes::text[])
                with ordinality as x(name, typ, mode, i) where x.mode in ('o', 'b', 't') order by x.i)::text[],
        array(select format_type(x.typ, null) from unnest(p.proargnames, p.proallargtypes, p.proargmodes::text[])
-               with ordinality as x(name, typ, mode, i) where x.mode in ('o', 'b', 't') order by x.i)::text[]
+               with ordinality as x(name, typ, mode, i) where x.mode in ('o', 'b', 't') order by x.i)::text[],
+       coalesce((select c.relname from pg_type at join pg_class c on c.oid = at.typrelid
+                 where p.pronargs = 1 and at.oid = p.proargtypes[0] and c.relnamespace = $1::regnamespace
+                   and c.relkind in ('r', 'p', 'v', 'm', 'f')), ''),
+       format_type(p.prorettype, null), p.prorows
 from pg_proc p
 join pg_type t on t.oid = p.prorettype
 left join pg_class rt on rt.oid = t.typrelid and rt.relnamespace = $1::regnamespace
@@ -218,11 +224,16 @@ func loadFunctions(ctx context.Context, tx pgx.Tx, s *Schema) error {
 		var names, types, outNames, outTypes []string
 		var nargs, ndefaults int16
 		var variadic bool
+		var rowOf, retFormat string
+		var prorows float32
 		if err := rows.Scan(&f.Name, &vol, &f.ReturnsSet, &f.ReturnsVoid, &retType,
-			&names, &types, &nargs, &ndefaults, &variadic, &outNames, &outTypes); err != nil {
+			&names, &types, &nargs, &ndefaults, &variadic, &outNames, &outTypes, &rowOf, &retFormat, &prorows); err != nil {
 			return fmt.Errorf("functions: %w", err)
 		}
 		f.Volatile = vol[0]
+		if rowOf != "" {
+			s.addComputed(f, rowOf, retType, retFormat, prorows)
+		}
 		callable := true
 		for i, n := range names {
 			if n == "" {
@@ -260,4 +271,30 @@ func (s *Schema) resultOf(f *Function, retType string, outNames, outTypes []stri
 		t.addColumn(n, outTypes[i])
 	}
 	return t
+}
+
+// addComputed registers a function of one row of table as PostgREST's computed fields do: one
+// returning rows of an exposed table or view is a computed relationship, named by the function
+// (to-one when it returns one row, or SETOF with ROWS 1); one returning a value is a computed
+// column, selectable, filterable and orderable by the function's name but never part of *.
+func (s *Schema) addComputed(f *Function, table, retType, retFormat string, prorows float32) {
+	t := s.Tables[table]
+	quotedFn := pgx.Identifier{exposedSchema, f.Name}.Sanitize()
+	if target := s.Tables[retType]; target != nil {
+		card := OneToMany
+		if !f.ReturnsSet || prorows == 1 {
+			card = ManyToOne
+		}
+		t.Rels = append(t.Rels, &Relationship{Table: t.Name, Foreign: target.Name, Card: card,
+			Constraint: f.Name, computed: quotedFn, rowType: t.quoted})
+		return
+	}
+	if f.ReturnsSet || f.ReturnsVoid || t.ColumnByName[f.Name] != nil {
+		return
+	}
+	if t.Computed == nil {
+		t.Computed = map[string]*Column{}
+	}
+	t.Computed[f.Name] = &Column{Name: f.Name, Type: retFormat, quoted: pgx.Identifier{f.Name}.Sanitize(),
+		computed: quotedFn, rowType: t.quoted}
 }

@@ -15,6 +15,10 @@
 // the columns the answer reads (none for return=minimal, whose rows are
 // counted from the command tag), so column grants are enough.
 //
+// Aggregate functions and to-many spread embeds are off unless
+// Config.Aggregates (MASTHEAD_DB_AGGREGATES_ENABLED) is set, as PostgREST's
+// db-aggregates-enabled; off, they are 400 PGRST123.
+//
 // One difference is deliberate: a PATCH or DELETE without any filter or
 // limit is refused with 400 {"code":"21000","message":"UPDATE requires a
 // WHERE clause"} (or DELETE …), as the pg-safeupdate extension does on

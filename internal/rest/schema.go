@@ -31,6 +31,15 @@ type Table struct {
 	PK           []string
 	Uniques      [][]string // primary key and unique constraints, for one-to-one detection
 	Rels         []*Relationship
+	Computed     map[string]*Column // computed columns: functions of one row of this table
+}
+
+// column finds a column to read: a real one, or a computed one.
+func (t *Table) column(name string) *Column {
+	if c := t.ColumnByName[name]; c != nil {
+		return c
+	}
+	return t.Computed[name]
 }
 
 // Column is one column; Type is format_type() output, trusted SQL text
@@ -39,6 +48,9 @@ type Column struct {
 	Name   string
 	quoted string // "name", quoted once by pgx.Identifier
 	Type   string
+	// computed is the quoted function of a computed column, called with the row cast to
+	// rowType (the table's quoted name); "" for a real column.
+	computed, rowType string
 }
 
 // Cardinality of a relationship seen from its origin table.
@@ -73,6 +85,9 @@ type Relationship struct {
 	// Forward says the origin holds the foreign key (its columns are the From side); the
 	// relationship then leads to one row, and may be named by its constraint or its column.
 	Forward bool
+	// computed is the quoted function of a computed relationship (Constraint is its name),
+	// called with the origin's row cast to rowType; its rows are the related ones.
+	computed, rowType string
 }
 
 // fkCol is the referencing column of a single-column foreign key ("" otherwise).

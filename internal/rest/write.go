@@ -359,6 +359,22 @@ type write struct {
 // selects, the keys its embeds join on, its order, and the primary key when withPK. Only these
 // are RETURNed, so SELECT grants on them suffice. Without any, one constant is returned.
 func (n *node) returning(withPK bool) string {
+	// A computed column or relationship reads the whole row.
+	for _, o := range n.out {
+		if o.col != nil && len(o.via) == 0 && o.col.computed != "" {
+			return `"w".*`
+		}
+	}
+	for _, e := range n.embeds {
+		if e.rel.computed != "" {
+			return `"w".*`
+		}
+	}
+	for _, o := range n.order {
+		if (o.embed != nil && o.embed.rel.computed != "") || (o.embed == nil && o.col.computed != "") {
+			return `"w".*`
+		}
+	}
 	need := map[string]bool{}
 	for _, o := range n.out {
 		if o.col != nil && len(o.via) == 0 {
