@@ -9,11 +9,17 @@ import (
 )
 
 // tablesSQL lists the columns of the exposed schema's tables and views, and of its composite
-// types (relkind c), which are not endpoints but shape what functions return.
+// types (relkind c), which are not endpoints but shape what functions return. The comments,
+// nullability, defaults and length bounds only describe them (the OpenAPI document).
 const tablesSQL = `
-select c.relname, c.relkind = 'c', a.attname, format_type(a.atttypid, a.atttypmod)
+select c.relname, c.relkind = 'c', a.attname, format_type(a.atttypid, a.atttypmod),
+       c.oid::int8, c.relkind::text, coalesce(obj_description(c.oid, 'pg_class'), ''),
+       format_type(a.atttypid, null), a.attnotnull, coalesce(pg_get_expr(d.adbin, d.adrelid), ''),
+       coalesce(col_description(c.oid, a.attnum), ''),
+       case when a.atttypid in ('varchar'::regtype, 'bpchar'::regtype) and a.atttypmod > 4 then a.atttypmod - 4 else 0 end
 from pg_class c
 join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum
 where c.relnamespace = $1::regnamespace and c.relkind in ('r', 'p', 'v', 'm', 'f', 'c')
 order by c.relname, a.attnum`
 
@@ -24,9 +30,12 @@ func loadTables(ctx context.Context, tx pgx.Tx, s *Schema) error {
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var tname, cname, ctype string
+		var tname, cname, ctype, kind, comment string
 		var composite bool
-		if err := rows.Scan(&tname, &composite, &cname, &ctype); err != nil {
+		var oid int64
+		var d ColumnDoc
+		if err := rows.Scan(&tname, &composite, &cname, &ctype, &oid, &kind, &comment,
+			&d.BaseType, &d.NotNull, &d.Default, &d.Comment, &d.MaxLength); err != nil {
 			return fmt.Errorf("tables: %w", err)
 		}
 		into := s.Tables
@@ -36,9 +45,11 @@ func loadTables(ctx context.Context, tx pgx.Tx, s *Schema) error {
 		t := into[tname]
 		if t == nil {
 			t = newTable(tname, pgx.Identifier{exposedSchema, tname}.Sanitize())
+			t.OID, t.Kind, t.Comment = uint32(oid), kind[0], comment
 			into[tname] = t
 		}
 		t.addColumn(cname, ctype)
+		t.Columns[len(t.Columns)-1].Doc = d
 	}
 	return rows.Err()
 }
@@ -205,7 +216,7 @@ select p.proname, p.provolatile::text, p.proretset, p.prorettype = 'void'::regty
        coalesce((select c.relname from pg_type at join pg_class c on c.oid = at.typrelid
                  where p.pronargs = 1 and at.oid = p.proargtypes[0] and c.relnamespace = $1::regnamespace
                    and c.relkind in ('r', 'p', 'v', 'm', 'f')), ''),
-       format_type(p.prorettype, null), p.prorows
+       format_type(p.prorettype, null), p.prorows, p.oid::int8, coalesce(obj_description(p.oid, 'pg_proc'), '')
 from pg_proc p
 join pg_type t on t.oid = p.prorettype
 left join pg_class rt on rt.oid = t.typrelid and rt.relnamespace = $1::regnamespace
@@ -226,11 +237,13 @@ func loadFunctions(ctx context.Context, tx pgx.Tx, s *Schema) error {
 		var variadic bool
 		var rowOf, retFormat string
 		var prorows float32
+		var oid int64
 		if err := rows.Scan(&f.Name, &vol, &f.ReturnsSet, &f.ReturnsVoid, &retType,
-			&names, &types, &nargs, &ndefaults, &variadic, &outNames, &outTypes, &rowOf, &retFormat, &prorows); err != nil {
+			&names, &types, &nargs, &ndefaults, &variadic, &outNames, &outTypes, &rowOf, &retFormat, &prorows,
+			&oid, &f.Comment); err != nil {
 			return fmt.Errorf("functions: %w", err)
 		}
-		f.Volatile = vol[0]
+		f.Volatile, f.OID = vol[0], uint32(oid)
 		if rowOf != "" {
 			s.addComputed(f, rowOf, retType, retFormat, prorows)
 		}

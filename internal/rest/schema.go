@@ -32,6 +32,9 @@ type Table struct {
 	Uniques      [][]string // primary key and unique constraints, for one-to-one detection
 	Rels         []*Relationship
 	Computed     map[string]*Column // computed columns: functions of one row of this table
+	OID          uint32             // pg_class oid, to match the caller's privileges
+	Kind         byte               // relkind: r, p, v, m, f (c for composite types)
+	Comment      string             // COMMENT ON TABLE/VIEW, "" without one
 }
 
 // column finds a column to read: a real one, or a computed one.
@@ -51,6 +54,17 @@ type Column struct {
 	// computed is the quoted function of a computed column, called with the row cast to
 	// rowType (the table's quoted name); "" for a real column.
 	computed, rowType string
+	// Doc describes the column for the OpenAPI document only; planning never reads it.
+	Doc ColumnDoc
+}
+
+// ColumnDoc is what the OpenAPI document says of a column beyond its name and type.
+type ColumnDoc struct {
+	BaseType  string // format_type without modifiers: "character varying", "text[]"
+	NotNull   bool
+	Default   string // the default's SQL text, "" without one
+	Comment   string // COMMENT ON COLUMN, "" without one
+	MaxLength int    // n of character varying(n) / character(n), else 0
 }
 
 // Cardinality of a relationship seen from its origin table.
@@ -121,7 +135,9 @@ type Function struct {
 	// Result is the row shape of what the function returns (see resultOf), or nil for values
 	// (scalars, arrays, record); select, filters and embeds on the result resolve against it.
 	Result   *Table
-	Volatile byte // 'i', 's' or 'v'
+	Volatile byte   // 'i', 's' or 'v'
+	OID      uint32 // pg_proc oid, to match the caller's privileges
+	Comment  string // COMMENT ON FUNCTION, "" without one
 }
 
 // Arg is one input argument.
