@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -123,8 +124,173 @@ func loadKeys(ctx context.Context, tx pgx.Tx, s *Schema) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	origins, err := loadViewColumns(ctx, tx, s)
+	if err != nil {
+		return err
+	}
+	fks = s.projectViews(origins, fks)
 	addRelationships(s, fks)
 	return nil
+}
+
+// viewColumnsSQL maps the columns of the exposed schema's views to the table or view columns
+// they show unchanged, as PostgREST does: the target list of a view's _RETURN rule records, for
+// each output column taken straight from a relation, that relation and column (resorigtbl,
+// resorigcol). The view's own target list comes after those of its subqueries in the rule's
+// text, so the last entry with the column's number and name is the view's own.
+const viewColumnsSQL = `
+select distinct on (v.relname, x.resno) v.relname, a.attname, o.relname, oa.attname
+from pg_class v
+join pg_rewrite r on r.ev_class = v.oid and r.rulename = '_RETURN'
+cross join lateral regexp_matches(r.ev_action::text,
+  ':resno (\d+) :resname (\S+) :ressortgroupref \d+ :resorigtbl (\d+) :resorigcol (\d+)', 'g') with ordinality as m(f, n)
+cross join lateral (select f[1]::int2 as resno, f[2] as resname, f[3]::oid as tbl, f[4]::int2 as col) x
+join pg_attribute a on a.attrelid = v.oid and a.attnum = x.resno and a.attname = x.resname
+join pg_class o on o.oid = x.tbl and o.relnamespace = $1::regnamespace
+join pg_attribute oa on oa.attrelid = o.oid and oa.attnum = x.col
+where v.relnamespace = $1::regnamespace and v.relkind in ('v', 'm')
+order by v.relname, x.resno, m.n desc`
+
+// colRef is one column of one table or view.
+type colRef struct{ table, col string }
+
+// loadViewColumns returns, for each view column that shows a table's column unchanged (through
+// any chain of views), that table column.
+func loadViewColumns(ctx context.Context, tx pgx.Tx, s *Schema) (map[colRef]colRef, error) {
+	rows, err := tx.Query(ctx, viewColumnsSQL, exposedSchema)
+	if err != nil {
+		return nil, fmt.Errorf("view columns: %w", err)
+	}
+	defer rows.Close()
+	direct := map[colRef]colRef{}
+	for rows.Next() {
+		var v, c colRef
+		if err := rows.Scan(&v.table, &v.col, &c.table, &c.col); err != nil {
+			return nil, fmt.Errorf("view columns: %w", err)
+		}
+		direct[v] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// Follow views of views down to a table.
+	out := map[colRef]colRef{}
+	for v, c := range direct {
+		for i := 0; i < 16; i++ {
+			next, ok := direct[c]
+			if !ok {
+				break
+			}
+			c = next
+		}
+		if t := s.Tables[c.table]; t != nil && t.Kind != 'v' && t.Kind != 'm' {
+			out[v] = c
+		}
+	}
+	return out, nil
+}
+
+// projectViews gives views the keys of the tables they show: a view showing all the columns of
+// a table's primary key (or of a unique constraint) has that key, under the view's column names,
+// so upserts and one-to-one detection work on it; and every foreign key whose columns a view
+// shows on either side is a foreign key of the view too (view to table, table to view, view to
+// view), named by the same constraint, so embedding works through views as PostgREST's does.
+func (s *Schema) projectViews(origins map[colRef]colRef, fks []fkey) []fkey {
+	// shown[table][col] lists the view columns showing table.col, by view.
+	shown := map[string]map[string]map[string]string{}
+	for v, c := range origins {
+		if shown[c.table] == nil {
+			shown[c.table] = map[string]map[string]string{}
+		}
+		if shown[c.table][v.table] == nil {
+			shown[c.table][v.table] = map[string]string{}
+		}
+		if _, dup := shown[c.table][v.table][c.col]; !dup || v.col == c.col {
+			shown[c.table][v.table][c.col] = v.col
+		}
+	}
+	// project renames cols of table into view's names, or says the view does not show them all.
+	project := func(view, table string, cols []string) ([]string, bool) {
+		m := shown[table][view]
+		out := make([]string, len(cols))
+		for i, c := range cols {
+			vc, ok := m[c]
+			if !ok {
+				return nil, false
+			}
+			out[i] = vc
+		}
+		return out, true
+	}
+	views := func(table string) []string {
+		vs := make([]string, 0, len(shown[table]))
+		for v := range shown[table] {
+			vs = append(vs, v)
+		}
+		slices.Sort(vs)
+		return vs
+	}
+	for _, table := range slices.Sorted(maps.Keys(shown)) {
+		t := s.Tables[table]
+		for _, view := range views(table) {
+			vt := s.Tables[view]
+			if vt == nil {
+				continue
+			}
+			if pk, ok := project(view, table, t.PK); ok && len(t.PK) > 0 && len(vt.PK) == 0 {
+				vt.PK = pk
+			}
+			for _, u := range t.Uniques {
+				if vu, ok := project(view, table, u); ok {
+					vt.Uniques = append(vt.Uniques, vu)
+				}
+			}
+		}
+	}
+	out := fks
+	for _, fk := range fks {
+		from, to := fromCols(fk.cols), make([]string, len(fk.cols))
+		for i, p := range fk.cols {
+			to[i] = p.To
+		}
+		origins := []struct {
+			name string
+			cols []string
+		}{{fk.table, from}}
+		for _, v := range views(fk.table) {
+			if cols, ok := project(v, fk.table, from); ok {
+				origins = append(origins, struct {
+					name string
+					cols []string
+				}{v, cols})
+			}
+		}
+		targets := []struct {
+			name string
+			cols []string
+		}{{fk.foreign, to}}
+		for _, v := range views(fk.foreign) {
+			if cols, ok := project(v, fk.foreign, to); ok {
+				targets = append(targets, struct {
+					name string
+					cols []string
+				}{v, cols})
+			}
+		}
+		for i, o := range origins {
+			for j, g := range targets {
+				if i == 0 && j == 0 {
+					continue // the table's own key, already there
+				}
+				p := fkey{name: fk.name, table: o.name, foreign: g.name}
+				for k := range o.cols {
+					p.cols = append(p.cols, ColPair{From: o.cols[k], To: g.cols[k]})
+				}
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 // addRelationships derives every relationship PostgREST would: each

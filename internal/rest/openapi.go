@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -79,10 +80,14 @@ func (h *Handler) openapi(c echo.Context) error {
 	if err != nil {
 		return h.fail(c, err)
 	}
-	body, err := json.Marshal(buildOpenAPI(rq.schema, &g, c.Request().Host, c.Scheme()))
-	if err != nil {
+	// PostgREST writes its notes' markup (<pk/>, <fk …/>) as is, not \u003c-escaped.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(buildOpenAPI(rq.schema, &g, c.Request().Host, c.Scheme())); err != nil {
 		return h.fail(c, err)
 	}
+	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if r.Method == http.MethodHead {
 		c.Response().Header().Set(echo.HeaderContentType, mediaOpenAPI+"; charset=utf-8")
 		return c.NoContent(http.StatusOK)

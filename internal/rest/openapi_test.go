@@ -157,7 +157,7 @@ func TestOpenAPI(t *testing.T) {
 			part("", "parameters", "rowFilter.notebook.body"),
 			part("", "paths", "/rpc/tally"), part("", "paths", "/rpc/submit_for_review"), part("", "paths", "/rpc/my_inbox"),
 			part(`{"type":"object","properties":{"body":{"format":"character varying","maxLength":200,"type":"string"},
-				"id":{"format":"integer","type":"integer"}}}`, "definitions", "notebook_bodies"),
+				"id":{"description":"Note:\nThis is a Primary Key.<pk/>","format":"integer","type":"integer"}}}`, "definitions", "notebook_bodies"),
 			part("", "paths", "/notebook_bodies", "post"),
 		)},
 		{"editor: the notebook's granted columns only", call{user: "editorA", path: "/"}, 200, all(
@@ -208,6 +208,11 @@ func TestOpenAPI(t *testing.T) {
 			part(`"2.0"`, "swagger")},
 		{"other media types are not", call{user: "anon", path: "/", header: map[string]string{"Accept": "text/csv"}}, 406,
 			exact(`{"code":"PGRST107","details":null,"hint":null,"message":"None of these media types are available: text/csv"}`, "Content-Type", ctypeJSON)},
+		{"key notes as PostgREST writes them, unescaped", call{user: "anon", path: "/"}, 200, func(t *testing.T, f *fixture, r reply) {
+			if !strings.Contains(r.body, `"Note:\nThis is a Primary Key.<pk/>"`) {
+				t.Errorf("no literal <pk/> note in %.300s…", r.body)
+			}
+		}},
 		{"HEAD answers the headers", call{method: "HEAD", user: "editorA", path: "/"}, 200, exact("", "Content-Type", ctype)},
 	})
 }

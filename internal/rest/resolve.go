@@ -77,7 +77,9 @@ func (s *Schema) findRel(origin *Table, target, hint string) (*Relationship, *Er
 				options = append(options, "'"+r.Constraint+"'")
 			}
 		default:
-			options = append(options, "'"+target+"!"+r.hintName()+"'")
+			// PostgREST names the relationship's table, which differs from target when the
+			// embed named a constraint or a column.
+			options = append(options, "'"+r.Foreign+"!"+r.hintName()+"'")
 		}
 	}
 	details, _ := json.Marshal(cands)
