@@ -259,7 +259,7 @@ func (h *Handler) insert(c echo.Context) error {
 			root.out = append(root.out, outItem{name: k, col: t.ColumnByName[k]})
 		}
 	}
-	var w write
+	w := write{upsert: pf.Resolution == "merge-duplicates" && (t.Kind == 'r' || t.Kind == 'p')}
 	for _, g := range groups {
 		w.stmts = append(w.stmts, func(q *sqlb, returning string) { q.insert(t, g, pf.Resolution, conflict, nil, returning) })
 	}
@@ -353,6 +353,10 @@ type write struct {
 	// existed, for PUT, counts the row before the write (a CTE reads the snapshot the write
 	// starts from), so the answer tells an insert (201) from an update (200).
 	existed func(q *sqlb)
+	// upsert, for a POST with resolution=merge-duplicates into a table, counts the rows the
+	// write inserted (xmax = 0 on a row version that no conflict updated), so that one that
+	// only updated answers 200, as PostgREST's does. Views have no xmax and always answer 201.
+	upsert bool
 }
 
 // returning lists the columns of the written rows that n's representation reads: what it
@@ -434,6 +438,9 @@ func (h *Handler) finishWrite(rq *request, root *node, w write, okStatus int) er
 	var stmts []pg.Stmt
 	if returning {
 		cols := root.returning(pf.Return == "headers-only")
+		if w.upsert {
+			cols += `, ("w".xmax = 0) AS "pgrst_inserted"`
+		}
 		q := &sqlb{}
 		q.WriteString("WITH ")
 		if w.existed != nil {
@@ -460,6 +467,9 @@ func (h *Handler) finishWrite(rq *request, root *node, w write, okStatus int) er
 		if w.existed != nil {
 			q.WriteString(`, (SELECT count(*) FROM "pgrst_existed")`)
 		}
+		if w.upsert {
+			q.WriteString(`, (SELECT count(*) FROM "pgrst_source" WHERE "pgrst_inserted")`)
+		}
 		q.WriteString(` FROM (`)
 		q.level(root, `"t0"`, "", `"pgrst_source"`, true)
 		q.WriteString(`) AS "s0"`)
@@ -474,7 +484,7 @@ func (h *Handler) finishWrite(rq *request, root *node, w write, okStatus int) er
 	put := c.Request().Method == http.MethodPut
 	var res result
 	var total int64
-	existed := true
+	existed, inserted := true, true
 	err := h.run(rq, true, stmts, func(rs []*pgconn.Result) error {
 		if returning {
 			var err error
@@ -484,6 +494,9 @@ func (h *Handler) finishWrite(rq *request, root *node, w write, okStatus int) er
 			total = *res.total
 			if w.existed != nil {
 				existed = string(rs[0].Rows[0][3]) != "0"
+			}
+			if w.upsert {
+				inserted = string(rs[0].Rows[0][3]) != "0"
 			}
 		} else {
 			for _, r := range rs {
@@ -521,6 +534,10 @@ func (h *Handler) finishWrite(rq *request, root *node, w write, okStatus int) er
 		} else if pf.Return == "representation" {
 			okStatus = http.StatusCreated
 		}
+	case w.upsert && returning && !inserted:
+		// An upsert that only updated (or had nothing to write) created nothing.
+		okStatus = http.StatusOK
+		hdr.Set("Content-Range", "*/"+counted)
 	case c.Request().Method == http.MethodPatch && total > 0:
 		hdr.Set("Content-Range", "0-"+strconv.FormatInt(total-1, 10)+"/"+counted)
 	default:
