@@ -54,9 +54,10 @@
 // db-aggregates-enabled; off, they are 400 PGRST123.
 //
 // Not built: nested spreads of to-many embeds with aggregates inside them
-// (400 PGRST127), Prefer: params=single-object, the OpenAPI document's
-// ignore-privileges mode and security definitions, and views over tables
-// of schemas other than public (their columns are not traced).
+// (400 PGRST127); functions of one unnamed json, text or bytea parameter
+// that take the whole body (they are not offered over /rpc); the OpenAPI
+// document's ignore-privileges mode and security definitions; views over
+// tables of schemas other than public (their columns are not traced).
 //
 // One difference is deliberate: a PATCH or DELETE without any filter or
 // limit is refused with 400 {"code":"21000","message":"UPDATE requires a

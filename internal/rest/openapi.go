@@ -247,7 +247,8 @@ func commonParams() map[string]*param {
 	}
 	returns := []string{"return=representation", "return=minimal", "return=none"}
 	return map[string]*param{
-		"preferParams": prefer("params=single-object"),
+		// PostgREST v12 dropped params=single-object; its document keeps the parameter, empty.
+		"preferParams": prefer(),
 		"preferReturn": prefer(returns...),
 		"preferCount":  prefer("count=none"),
 		"preferPost":   prefer(append(returns, "resolution=ignore-duplicates", "resolution=merge-duplicates")...),

@@ -143,6 +143,7 @@ func TestOpenAPI(t *testing.T) {
 			part(`{"get":{"tags":["Introspection"],"summary":"OpenAPI description (this document)",
 				"produces":["application/openapi+json","application/json"],"responses":{"200":{"description":"OK"}}}}`, "paths", "/"),
 			part(`{"name":"select","description":"Filtering Columns","required":false,"in":"query","type":"string"}`, "parameters", "select"),
+			part(`{"name":"Prefer","description":"Preference","required":false,"in":"header","type":"string"}`, "parameters", "preferParams"),
 			part(`{"name":"Range-Unit","description":"Limiting and Pagination","required":false,"in":"header","type":"string","default":"items"}`, "parameters", "rangeUnit"),
 		)},
 		{"anon: tables it may read, GET only", call{user: "anon", path: "/"}, 200, all(
