@@ -33,7 +33,8 @@
 //     matching nothing; order with nulls first/last; limit/offset (limit=0
 //     is []), Range, counts (exact, planned, estimated);
 //   - POST (bulk, {} of all defaults, columns=, missing=default, on_conflict,
-//     merge-duplicates answering 200 when it only updated, ignore-duplicates),
+//     merge-duplicates answering 200 when it only updated a table (201 on
+//     views and partitioned tables, which cannot tell), ignore-duplicates),
 //     PUT (one row by its whole primary key), PATCH, DELETE; text/csv
 //     answers for reads and CSV bodies for bulk inserts; Content-Range and
 //     Preference-Applied on writes; the singular media type on reads and

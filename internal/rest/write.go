@@ -259,7 +259,7 @@ func (h *Handler) insert(c echo.Context) error {
 			root.out = append(root.out, outItem{name: k, col: t.ColumnByName[k]})
 		}
 	}
-	w := write{upsert: pf.Resolution == "merge-duplicates" && (t.Kind == 'r' || t.Kind == 'p')}
+	w := write{upsert: pf.Resolution == "merge-duplicates" && t.Kind == 'r'}
 	for _, g := range groups {
 		w.stmts = append(w.stmts, func(q *sqlb, returning string) { q.insert(t, g, pf.Resolution, conflict, nil, returning) })
 	}
@@ -355,7 +355,8 @@ type write struct {
 	existed func(q *sqlb)
 	// upsert, for a POST with resolution=merge-duplicates into a table, counts the rows the
 	// write inserted (xmax = 0 on a row version that no conflict updated), so that one that
-	// only updated answers 200, as PostgREST's does. Views have no xmax and always answer 201.
+	// only updated answers 200, as PostgREST's does. Views and partitioned tables cannot return
+	// xmax, so an upsert into one always answers 201.
 	upsert bool
 }
 
