@@ -97,6 +97,10 @@ type Config struct {
 	// PoolShareWait for a slot, then is refused with 503 PGRST003.
 	PoolShare     int
 	PoolShareWait time.Duration
+	// DBAggregatesEnabled allows aggregate functions (count(), sum(), …) and to-many spread
+	// embeds in /rest/v1 selects, as PostgREST's db-aggregates-enabled; off by default, since
+	// an aggregate over a large table is expensive.
+	DBAggregatesEnabled bool
 	// SchedulerInterval is the pause between runs of the scheduler loop that publishes due
 	// items (jittered by ±20 %).
 	SchedulerInterval time.Duration
@@ -273,6 +277,7 @@ var settings = []setting{
 	{"MASTHEAD_MAX_RESPONSE_BYTES", "max-response-bytes", "largest /rest/v1 response body in bytes", func(c *Config) flag.Value { return (*intValue)(&c.MaxResponseBytes) }},
 	{"MASTHEAD_POOL_SHARE", "pool-share", "most /rest/v1 requests one caller runs against the database at once (0: a quarter of the pool, at least 2)", func(c *Config) flag.Value { return (*intValue)(&c.PoolShare) }},
 	{"MASTHEAD_POOL_SHARE_WAIT", "pool-share-wait", "how long a caller's request over their share waits before 503: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.PoolShareWait) }},
+	{"MASTHEAD_DB_AGGREGATES_ENABLED", "db-aggregates-enabled", "allow aggregate functions and to-many spread embeds in /rest/v1 selects (true/false)", func(c *Config) flag.Value { return (*boolValue)(&c.DBAggregatesEnabled) }},
 	{"MASTHEAD_SCHEDULER_INTERVAL", "scheduler-interval", "pause between runs of the scheduler that publishes due items: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.SchedulerInterval) }},
 	{"MASTHEAD_SHUTDOWN_TIMEOUT", "shutdown-timeout", "grace period for in-flight requests on stop: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.ShutdownTimeout) }},
 	{"MASTHEAD_SHUTDOWN_DRAIN", "shutdown-drain", "on stop, how long to go on serving with /readyz answering 503 before closing the listener (longer than the load balancer takes to mark the instance down): seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.ShutdownDrain) }},

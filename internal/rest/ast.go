@@ -15,13 +15,17 @@ type JSONStep struct {
 	Key   string // the key, or the index digits with an optional minus
 }
 
-// SelectItem is one entry of select=: a column (or *) or an embed.
+// SelectItem is one entry of select=: a column (or *), an aggregate of a
+// column (col.sum(), count()) or an embed.
 type SelectItem struct {
 	Alias string
 	Star  bool
-	Field Field
+	Field Field  // empty Name for count()
 	Cast  string // ::type, checked against an allowlist by the planner
 	Embed *Embed // non-nil when the item embeds a related resource
+	// Aggregate is count, sum, avg, max or min; AggCast casts its result.
+	Aggregate string
+	AggCast   string
 }
 
 // JoinType is the !left / !inner modifier of an embed.
@@ -48,11 +52,18 @@ func (it SelectItem) Name() string {
 	if it.Alias != "" {
 		return it.Alias
 	}
+	if it.Aggregate != "" {
+		return it.Aggregate
+	}
 	if it.Embed != nil {
 		return it.Embed.Relation
 	}
-	if n := len(it.Field.JSON); n > 0 {
-		return it.Field.JSON[n-1].Key
+	// A JSON path names the value by its last key, as PostgREST does; array indexes do not
+	// name it (data->>0 is "data", data->c->>0 is "c").
+	for i := len(it.Field.JSON) - 1; i >= 0; i-- {
+		if !it.Field.JSON[i].Index {
+			return it.Field.JSON[i].Key
+		}
 	}
 	return it.Field.Name
 }

@@ -47,14 +47,14 @@ func (q *sqlb) level(n *node, alias, parent, source string, rootOfWrite bool) {
 		}
 		q.outItem(o, alias)
 		q.WriteString(" AS ")
-		if o.embed == nil && o.name == o.col.Name {
+		if o.embed == nil && o.col != nil && len(o.via) == 0 && o.name == o.col.Name {
 			q.WriteString(o.col.quoted) // the common case, quoted once in the cache
 		} else {
 			q.WriteString(quoteIdent(o.name))
 		}
 	}
 	if source == "" {
-		source = n.table.quoted
+		source = q.source(n, parent)
 	}
 	q.WriteString(" FROM ")
 	q.WriteString(source)
@@ -68,6 +68,9 @@ func (q *sqlb) level(n *node, alias, parent, source string, rootOfWrite bool) {
 		}
 	} else {
 		q.where(n, alias, parent, junction)
+	}
+	if n.aggregated() {
+		q.groupBy(n, alias)
 	}
 	q.orderBy(n, alias)
 	if !rootOfWrite {
@@ -157,6 +160,11 @@ func (q *sqlb) join(r *Relationship, alias, parent, junction string) {
 			q.WriteString(a + "." + quoteIdent(p.From) + " = " + b + "." + quoteIdent(p.To))
 		}
 	}
+	if r.computed != "" {
+		// The function returns only the related rows: nothing to join on.
+		q.WriteString("true")
+		return
+	}
 	if j := r.Junction; j != nil {
 		pairs(junction, parent, j.Left)
 		q.WriteString(" AND ")
@@ -166,12 +174,21 @@ func (q *sqlb) join(r *Relationship, alias, parent, junction string) {
 	pairs(parent, alias, r.Cols)
 }
 
+// source is what an embedded level reads: its table, or, for a computed relationship, the
+// function called with the parent level's row (aliased parent).
+func (q *sqlb) source(e *node, parent string) string {
+	if e.rel != nil && e.rel.computed != "" {
+		return e.rel.computed + "(" + parent + "::" + e.rel.rowType + ")"
+	}
+	return e.table.quoted
+}
+
 // exists writes EXISTS (…) for a child level: the rows !inner and
 // rel=not.is.null require.
 func (q *sqlb) exists(e *node, parent string) {
 	a := q.alias("x")
 	q.WriteString("EXISTS (SELECT 1 FROM ")
-	q.WriteString(e.table.quoted)
+	q.WriteString(q.source(e, parent))
 	q.WriteString(" AS ")
 	q.WriteString(a)
 	j := q.from(e)
@@ -180,6 +197,10 @@ func (q *sqlb) exists(e *node, parent string) {
 }
 
 func (q *sqlb) outItem(o outItem, alias string) {
+	if o.agg != "" {
+		q.aggregate(o, alias)
+		return
+	}
 	if len(o.via) > 0 {
 		q.spreadItem(o, o.via, alias)
 		return
@@ -211,6 +232,68 @@ func (q *sqlb) outItem(o outItem, alias string) {
 	q.WriteString(") AS " + s + "), '[]'::json)")
 }
 
+// aggregate writes agg(value)[::cast]: count(*) for count() without a column; the value is the
+// item's column (with its JSON path and input cast), possibly through to-one spreads, so a
+// spread's columns aggregate at this level as PostgREST does.
+func (q *sqlb) aggregate(o outItem, alias string) {
+	if o.aggCast != "" {
+		q.WriteByte('(')
+	}
+	q.WriteString(o.agg + "(")
+	if o.col == nil {
+		q.WriteByte('*')
+	} else {
+		inner := o
+		inner.agg, inner.aggCast = "", ""
+		q.outItem(inner, alias)
+	}
+	q.WriteByte(')')
+	if o.aggCast != "" {
+		q.WriteString(")::" + o.aggCast)
+	}
+}
+
+// groupBy writes GROUP BY for a level with aggregates: its columns (its own and those of
+// to-one spreads) by their position in the select list, and, for embeds, whose JSON cannot be
+// compared, the columns the level joins them on (their values follow from those). Without
+// any, the level is one group.
+func (q *sqlb) groupBy(n *node, alias string) {
+	var keys []string
+	seen := map[string]bool{}
+	add := func(k string) {
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	joinCols := func(r *Relationship) {
+		if r.Junction != nil {
+			for _, p := range r.Junction.Left {
+				add(alias + "." + quoteIdent(p.To))
+			}
+			return
+		}
+		for _, p := range r.Cols {
+			add(alias + "." + quoteIdent(p.From))
+		}
+	}
+	for i, o := range n.out {
+		switch {
+		case o.agg != "":
+		case o.embed != nil && len(o.via) > 0:
+			joinCols(o.via[0].rel)
+		case o.embed != nil:
+			joinCols(o.embed.rel)
+		default: // a column, its own or a to-one spread's: grouped by its value
+			add(strconv.Itoa(i + 1))
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	q.WriteString(" GROUP BY " + strings.Join(keys, ", "))
+}
+
 // spreadItem writes an item that came through spread embeds (via, outermost first) from the
 // level aliased parent: a subquery of the first spread's row for a to-one spread, or the JSON
 // array of the item over its rows for a to-many one (its rows counted against the
@@ -229,7 +312,7 @@ func (q *sqlb) spreadItem(o outItem, via []*node, parent string) {
 	if e.rel.Card.ToOne() {
 		q.WriteString("(SELECT ")
 		inner()
-		q.WriteString(" FROM " + e.table.quoted + " AS " + a)
+		q.WriteString(" FROM " + q.source(e, parent) + " AS " + a)
 		q.where(e, a, parent, q.from(e))
 		q.WriteString(")")
 		return
@@ -245,7 +328,7 @@ func (q *sqlb) spreadItem(o outItem, via []*node, parent string) {
 	}
 	q.WriteString(" FROM (SELECT ")
 	inner()
-	q.WriteString(` AS "v" FROM ` + e.table.quoted + " AS " + a)
+	q.WriteString(` AS "v" FROM ` + q.source(e, parent) + " AS " + a)
 	q.where(e, a, parent, q.from(e))
 	q.orderBy(e, a)
 	q.limit(e.limit, e.offset)
@@ -253,11 +336,24 @@ func (q *sqlb) spreadItem(o outItem, via []*node, parent string) {
 }
 
 // column writes alias.col with its JSON path; keys and indexes are
-// parameters.
+// parameters. A path into a column that is not JSON (an array, a composite)
+// reads its to_jsonb form, as PostgREST does.
 func (q *sqlb) column(alias string, c *Column, path []JSONStep) {
-	q.WriteString(alias)
-	q.WriteByte('.')
-	q.WriteString(c.quoted)
+	toJSON := len(path) > 0 && c.Type != "json" && c.Type != "jsonb"
+	if toJSON {
+		q.WriteString("to_jsonb(")
+	}
+	if c.computed != "" {
+		// A computed column: the function of the level's row.
+		q.WriteString(c.computed + "(" + alias + "::" + c.rowType + ")")
+	} else {
+		q.WriteString(alias)
+		q.WriteByte('.')
+		q.WriteString(c.quoted)
+	}
+	if toJSON {
+		q.WriteByte(')')
+	}
 	for _, st := range path {
 		if st.Text {
 			q.WriteString(" ->> ")
@@ -321,7 +417,17 @@ func (q *sqlb) cond(c cond, alias string) {
 	if e.Not {
 		q.WriteString("NOT (")
 	}
-	q.column(alias, c.col, c.json)
+	if ftsFuncs[e.Op] != "" && (len(c.json) > 0 || c.col.Type != "tsvector") {
+		q.WriteString("to_tsvector(")
+		if e.Language != "" {
+			q.param(e.Language)
+			q.WriteString("::regconfig, ")
+		}
+		q.column(alias, c.col, c.json)
+		q.WriteByte(')')
+	} else {
+		q.column(alias, c.col, c.json)
+	}
 	switch {
 	case e.Op == OpIs:
 		q.WriteString(isSQL[e.Value])
@@ -330,6 +436,8 @@ func (q *sqlb) cond(c cond, alias string) {
 		q.param(pg.ArrayLiteral(e.List))
 		q.WriteByte(')')
 	case ftsFuncs[e.Op] != "":
+		// column was written above; a column that is not a tsvector is searched through
+		// to_tsvector with the same configuration, as PostgREST does.
 		q.WriteString(" @@ " + ftsFuncs[e.Op] + "(")
 		if e.Language != "" {
 			q.param(e.Language)
@@ -372,7 +480,7 @@ func (q *sqlb) orderBy(n *node, alias string) {
 			a := q.alias("o")
 			q.WriteString("(SELECT ")
 			q.column(a, o.col, o.json)
-			q.WriteString(" FROM " + o.embed.table.quoted + " AS " + a + " WHERE ")
+			q.WriteString(" FROM " + q.source(o.embed, alias) + " AS " + a + " WHERE ")
 			q.join(o.embed.rel, a, alias, "")
 			q.WriteByte(')')
 		} else {

@@ -11,9 +11,54 @@
 //
 // Behaviour follows PostgREST v13 as its documentation and spec tests
 // describe it, including the wording of its errors (PGRST codes, "Perhaps
-// you meant …" hints, its SQLSTATE to HTTP status table). Writes RETURN only
-// the columns the answer reads (none for return=minimal, whose rows are
-// counted from the command tag), so column grants are enough.
+// you meant …" hints, its SQLSTATE to HTTP status table). Supported, each
+// with a table test of exact bodies and headers:
+//
+//   - select with aliases, casts, JSON paths (-> and ->> on json, arrays
+//     and composites, ->>0 named by its last key), nested embeds, !inner,
+//     hints by table, foreign-key constraint or column (client:client_id(*)),
+//     self-references (parent and children), empty embeds rel() that only
+//     filter, select= meaning every column; spread embeds ...rel(cols),
+//     to-one and (with aggregates on) to-many;
+//   - relationships through views: a view showing a table's key columns
+//     (renamed or not, through views of views) shares its foreign keys, to
+//     and from tables and views, and its primary key, so PUT and upserts
+//     work on it (TestViews);
+//   - computed columns and computed relationships: functions taking the
+//     table's row type, in select, filters, order and embeds;
+//   - aggregates count(), sum(), avg(), min(), max() with ::casts, grouped
+//     by the other selected columns;
+//   - filters eq … isdistinct, fts/plfts/phfts/wfts with a language
+//     configuration (fts(english)), cs cd ov, not., or=() and=(), in.()
+//     matching nothing; order with nulls first/last; limit/offset (limit=0
+//     is []), Range, counts (exact, planned, estimated);
+//   - POST (bulk, {} of all defaults, columns=, missing=default, on_conflict,
+//     merge-duplicates answering 200 when it only updated a table (201 on
+//     views and partitioned tables, which cannot tell), ignore-duplicates),
+//     PUT (one row by its whole primary key), PATCH, DELETE; text/csv
+//     answers for reads and CSV bodies for bulk inserts; Content-Range and
+//     Preference-Applied on writes; the singular media type on reads and
+//     writes (PGRST116 rolls the write back);
+//   - /rpc: named, form-urlencoded and variadic arguments, GET for stable
+//     functions (Range only there), 405 PGRST101 for other methods; scalar,
+//     composite, record, setof and single-OUT results;
+//   - GET /rest/v1/ (openapi.go): the OpenAPI (Swagger 2.0) document
+//     PostgREST serves in its follow-privileges mode, of the tables, views,
+//     columns (types, defaults, comments) and functions (arguments,
+//     comments) the caller's role holds a privilege on.
+//
+// Writes RETURN only the columns the answer reads (none for return=minimal,
+// whose rows are counted from the command tag), so column grants are enough.
+//
+// Aggregate functions and to-many spread embeds are off unless
+// Config.Aggregates (MASTHEAD_DB_AGGREGATES_ENABLED) is set, as PostgREST's
+// db-aggregates-enabled; off, they are 400 PGRST123.
+//
+// Not built: nested spreads of to-many embeds with aggregates inside them
+// (400 PGRST127); functions of one unnamed json, text or bytea parameter
+// that take the whole body (they are not offered over /rpc); the OpenAPI
+// document's ignore-privileges mode and security definitions; views over
+// tables of schemas other than public (their columns are not traced).
 //
 // One difference is deliberate: a PATCH or DELETE without any filter or
 // limit is refused with 400 {"code":"21000","message":"UPDATE requires a

@@ -26,6 +26,7 @@ func FuzzSelect(f *testing.F) {
 		"*", "id,title", "a:b::text", "data->a->>0", `"q\"x"`, "*,promos(*),publication_media(position,media(*))",
 		"p:promos!fk!inner(id,c:channels(*))", "rel!left(x)", "x->>-1::int", "a(b(c(d)))", "id,", "(", "!", "a:", "::",
 		"...clients(name)", "...a!h!inner(x,...b(y))", "...", "...a:b()",
+		"count()", "n:count()::text", "a->>b::int.sum()::text", "a.median()", "status,count(),v.max()",
 	} {
 		f.Add(s)
 	}

@@ -104,6 +104,10 @@ func NewHandler(pool *pgxpool.Pool, schema *SchemaCache, auth Authenticator, cfg
 
 // Mount registers the routes on a group mounted at /rest/v1.
 func (h *Handler) Mount(g *echo.Group) {
+	for _, root := range []string{"", "/"} {
+		g.GET(root, h.openapi)
+		g.HEAD(root, h.openapi)
+	}
 	g.GET("/rpc/:fn", h.rpc)
 	g.HEAD("/rpc/:fn", h.rpc)
 	g.POST("/rpc/:fn", h.rpc)

@@ -22,15 +22,39 @@ type node struct {
 	limit  int64 // -1: none
 }
 
-// outItem is one key of the JSON object: a column or an embed, of the node
-// itself or, through via, of the spread embeds it came from (outermost first).
+// outItem is one key of the JSON object: a column, an aggregate or an embed,
+// of the node itself or, through via, of the spread embeds it came from
+// (outermost first).
 type outItem struct {
-	name  string
-	col   *Column
-	json  []JSONStep
-	cast  string // canonical SQL type from castTypes
-	embed *node
-	via   []*node
+	name    string
+	col     *Column // nil for an embed and for count()
+	json    []JSONStep
+	cast    string // canonical SQL type from castTypes
+	embed   *node
+	via     []*node
+	agg     string // count, sum, avg, max or min: the node's rows are grouped
+	aggCast string // canonical SQL type for the aggregate's result
+}
+
+// castType checks a client's ::type against the allowlist ("" stays "").
+func castType(name string) (string, *Error) {
+	if name == "" {
+		return "", nil
+	}
+	if t := castTypes[strings.ToLower(name)]; t != "" {
+		return t, nil
+	}
+	return "", &Error{Status: http.StatusBadRequest, Code: "42704", Message: "type \"" + name + "\" does not exist"}
+}
+
+// aggregated says whether n's rows are grouped: one of its keys is an aggregate.
+func (n *node) aggregated() bool {
+	for _, o := range n.out {
+		if o.agg != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // planOpts are the handler's settings that change what a query may ask.
@@ -38,9 +62,8 @@ type planOpts struct {
 	aggregates bool // MASTHEAD_DB_AGGREGATES_ENABLED: to-many spreads and aggregate functions
 }
 
-var (
-	errAggregates = &Error{Status: http.StatusBadRequest, Code: "PGRST123", Message: "Use of aggregate functions is not allowed"}
-)
+// errAggregates is PGRST123: an aggregate or a to-many spread while aggregates are off.
+var errAggregates = &Error{Status: http.StatusBadRequest, Code: "PGRST123", Message: "Use of aggregate functions is not allowed"}
 
 func errNotImplemented(details string) *Error {
 	return &Error{Status: http.StatusBadRequest, Code: "PGRST127", Message: "Feature not implemented", Details: details}
@@ -227,16 +250,21 @@ func (s *Schema) planSelect(n *node, items []SelectItem, depth int, opts planOpt
 			}
 			n.out = append(n.out, outItem{name: child.name, embed: child})
 		default:
-			col := n.table.ColumnByName[it.Field.Name]
-			if col == nil {
-				return errNoColumn(n.table, it.Field.Name)
+			o := outItem{name: it.Name(), json: it.Field.JSON, agg: it.Aggregate}
+			if it.Aggregate != "" && !opts.aggregates {
+				return errAggregates
 			}
-			o := outItem{name: it.Name(), col: col, json: it.Field.JSON}
-			if it.Cast != "" {
-				o.cast = castTypes[strings.ToLower(it.Cast)]
-				if o.cast == "" {
-					return &Error{Status: http.StatusBadRequest, Code: "42704", Message: "type \"" + it.Cast + "\" does not exist"}
+			if it.Field.Name != "" { // count() has no column
+				if o.col = n.table.column(it.Field.Name); o.col == nil {
+					return errNoColumn(n.table, it.Field.Name)
 				}
+			}
+			var err *Error
+			if o.cast, err = castType(it.Cast); err != nil {
+				return err
+			}
+			if o.aggCast, err = castType(it.AggCast); err != nil {
+				return err
 			}
 			n.out = append(n.out, o)
 		}
@@ -275,7 +303,7 @@ func (n *node) child(name string) *node {
 // which tests whether related rows exist (PostgREST's null filtering on
 // embedded resources).
 func (n *node) leaf(f Field, e OpExpr) (cond, *Error) {
-	if col := n.table.ColumnByName[f.Name]; col != nil {
+	if col := n.table.column(f.Name); col != nil {
 		return cond{col: col, json: f.JSON, expr: e}, nil
 	}
 	if emb := n.child(f.Name); emb != nil && len(f.JSON) == 0 {
@@ -319,7 +347,7 @@ func (n *node) orderItem(t OrderTerm) (orderItem, *Error) {
 		}
 		it.embed, on = emb, emb
 	}
-	it.col = on.table.ColumnByName[t.Field.Name]
+	it.col = on.table.column(t.Field.Name)
 	if it.col == nil {
 		return it, errNoColumn(on.table, t.Field.Name)
 	}
@@ -347,6 +375,9 @@ func spreadInto(n, child *node, opts planOpts) *Error {
 		}
 	}
 	for _, o := range child.out {
+		if o.agg != "" && !child.rel.Card.ToOne() {
+			return errNotImplemented("An aggregate inside a to-many spread embed ('" + child.name + "') is not supported")
+		}
 		o.via = append([]*node{child}, o.via...)
 		n.out = append(n.out, o)
 	}

@@ -14,6 +14,9 @@ import (
 // foreign key, or a junction table. No match is PGRST200; several are PGRST201
 // (300 Multiple Choices) listing the candidates.
 //
+// A computed relationship (a function of the origin's row returning rows of
+// a table) is named by its function, and wins over a table of that name.
+//
 // A foreign key from a table to itself leads both ways, to the parent and to
 // the children, so PostgREST finds it ambiguous even with a hint, and its own
 // suggestions cannot tell the two apart. Here the parent is named as any
@@ -22,6 +25,16 @@ import (
 func (s *Schema) findRel(origin *Table, target, hint string) (*Relationship, *Error) {
 	var found []*Relationship
 	for _, r := range origin.Rels {
+		// A computed relationship is named by its function, and takes precedence over
+		// foreign keys to a table of that name, as in PostgREST.
+		if r.computed != "" && r.Constraint == target {
+			return r, nil
+		}
+	}
+	for _, r := range origin.Rels {
+		if r.computed != "" {
+			continue
+		}
 		byKey := r.Forward && (r.Constraint == target || (r.fkCol() != "" && r.fkCol() == target))
 		if (r.Foreign == target || byKey) && (hint == "" || r.matchesHint(hint)) {
 			found = append(found, r)
@@ -64,7 +77,9 @@ func (s *Schema) findRel(origin *Table, target, hint string) (*Relationship, *Er
 				options = append(options, "'"+r.Constraint+"'")
 			}
 		default:
-			options = append(options, "'"+target+"!"+r.hintName()+"'")
+			// PostgREST names the relationship's table, which differs from target when the
+			// embed named a constraint or a column.
+			options = append(options, "'"+r.Foreign+"!"+r.hintName()+"'")
 		}
 	}
 	details, _ := json.Marshal(cands)

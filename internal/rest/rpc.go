@@ -246,8 +246,13 @@ func (h *Handler) rpc(c echo.Context) error {
 	if !single || fn.Result != nil {
 		return h.respondRows(rq, root.offset, res, http.StatusOK, withBody)
 	}
+	// One value is the range 0-0, of a total of 1 when a count was asked for.
 	hdr := c.Response().Header()
-	hdr.Set("Content-Range", "0-0/"+map[bool]string{true: "1", false: "*"}[count])
+	total := "*"
+	if count {
+		total = "1"
+	}
+	hdr.Set("Content-Range", "0-0/"+total)
 	rq.prefer.setApplied(hdr)
 	ctype := mediaJSON + "; charset=utf-8"
 	if rq.single {

@@ -31,6 +31,18 @@ type Table struct {
 	PK           []string
 	Uniques      [][]string // primary key and unique constraints, for one-to-one detection
 	Rels         []*Relationship
+	Computed     map[string]*Column // computed columns: functions of one row of this table
+	OID          uint32             // pg_class oid, to match the caller's privileges
+	Kind         byte               // relkind: r, p, v, m, f (c for composite types)
+	Comment      string             // COMMENT ON TABLE/VIEW, "" without one
+}
+
+// column finds a column to read: a real one, or a computed one.
+func (t *Table) column(name string) *Column {
+	if c := t.ColumnByName[name]; c != nil {
+		return c
+	}
+	return t.Computed[name]
 }
 
 // Column is one column; Type is format_type() output, trusted SQL text
@@ -39,6 +51,20 @@ type Column struct {
 	Name   string
 	quoted string // "name", quoted once by pgx.Identifier
 	Type   string
+	// computed is the quoted function of a computed column, called with the row cast to
+	// rowType (the table's quoted name); "" for a real column.
+	computed, rowType string
+	// Doc describes the column for the OpenAPI document only; planning never reads it.
+	Doc ColumnDoc
+}
+
+// ColumnDoc is what the OpenAPI document says of a column beyond its name and type.
+type ColumnDoc struct {
+	BaseType  string // format_type without modifiers: "character varying", "text[]"
+	NotNull   bool
+	Default   string // the default's SQL text, "" without one
+	Comment   string // COMMENT ON COLUMN, "" without one
+	MaxLength int    // n of character varying(n) / character(n), else 0
 }
 
 // Cardinality of a relationship seen from its origin table.
@@ -73,6 +99,9 @@ type Relationship struct {
 	// Forward says the origin holds the foreign key (its columns are the From side); the
 	// relationship then leads to one row, and may be named by its constraint or its column.
 	Forward bool
+	// computed is the quoted function of a computed relationship (Constraint is its name),
+	// called with the origin's row cast to rowType; its rows are the related ones.
+	computed, rowType string
 }
 
 // fkCol is the referencing column of a single-column foreign key ("" otherwise).
@@ -106,7 +135,9 @@ type Function struct {
 	// Result is the row shape of what the function returns (see resultOf), or nil for values
 	// (scalars, arrays, record); select, filters and embeds on the result resolve against it.
 	Result   *Table
-	Volatile byte // 'i', 's' or 'v'
+	Volatile byte   // 'i', 's' or 'v'
+	OID      uint32 // pg_proc oid, to match the caller's privileges
+	Comment  string // COMMENT ON FUNCTION, "" without one
 }
 
 // Arg is one input argument.

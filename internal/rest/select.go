@@ -3,8 +3,9 @@ package rest
 import "strconv"
 
 // ParseSelect parses select=: comma-separated columns (*, alias:col,
-// col::type, col->json->>path), embeds alias:rel!hint!inner(items) and
-// spread embeds ...rel!hint!inner(items), nested up to maxDepth levels.
+// col::type, col->json->>path), aggregates (col[::type].sum()[::type],
+// count()), embeds alias:rel!hint!inner(items) and spread embeds
+// ...rel!hint!inner(items), nested up to maxDepth levels.
 func ParseSelect(src string) ([]SelectItem, error) {
 	items, err := parseSelect(src)
 	if err != nil {
@@ -68,6 +69,15 @@ func selectItem(s *scanner, depth int) (SelectItem, *Error) {
 		it.Embed.Spread = true
 		return it, nil
 	}
+	if alias := selectAlias(s); s.accept("count()") {
+		// count() counts rows; it is an aggregate, never an embed named count.
+		it := SelectItem{Alias: alias, Aggregate: "count"}
+		if err := aggCast(s, &it); err != nil {
+			return it, err
+		}
+		return it, nil
+	}
+	s.pos = start
 	if it, ok, err := selectEmbed(s, depth); err != nil || ok {
 		return it, err
 	}
@@ -93,10 +103,46 @@ func selectItem(s *scanner, depth int) (SelectItem, *Error) {
 		it.Cast = cast
 		s.skipWS()
 	}
+	if s.peek() == '.' {
+		for _, agg := range aggregates {
+			if s.accept("." + agg + "()") {
+				it.Aggregate = agg
+				break
+			}
+		}
+		if it.Aggregate == "" {
+			s.pos++
+			return SelectItem{}, s.fail("aggregate function (count(), sum(), avg(), max(), min())")
+		}
+		if err := aggCast(s, &it); err != nil {
+			return it, err
+		}
+		return it, nil
+	}
 	if !selectEnd(s) {
-		return SelectItem{}, s.fail("letter", "digit", `"-"`, `"->>"`, `"->"`, `"::"`, `")"`, `","`, "end of input")
+		return SelectItem{}, s.fail("letter", "digit", `"-"`, `"->>"`, `"->"`, `"::"`, `"."`, `")"`, `","`, "end of input")
 	}
 	return it, nil
+}
+
+// aggregates are the aggregate functions of select, as PostgREST offers them.
+var aggregates = []string{"count", "sum", "avg", "max", "min"}
+
+// aggCast reads an aggregate's optional ::type and the end of the item.
+func aggCast(s *scanner, it *SelectItem) *Error {
+	s.skipWS()
+	if s.accept("::") {
+		cast, ok := s.identifier()
+		if !ok {
+			return s.fail("letter or digit")
+		}
+		it.AggCast = cast
+		s.skipWS()
+	}
+	if !selectEnd(s) {
+		return s.fail(`"::"`, `")"`, `","`, "end of input")
+	}
+	return nil
 }
 
 func selectEnd(s *scanner) bool { return s.eof() || s.peek() == ',' || s.peek() == ')' }

@@ -259,7 +259,7 @@ func (h *Handler) insert(c echo.Context) error {
 			root.out = append(root.out, outItem{name: k, col: t.ColumnByName[k]})
 		}
 	}
-	var w write
+	w := write{upsert: pf.Resolution == "merge-duplicates" && t.Kind == 'r'}
 	for _, g := range groups {
 		w.stmts = append(w.stmts, func(q *sqlb, returning string) { q.insert(t, g, pf.Resolution, conflict, nil, returning) })
 	}
@@ -353,12 +353,33 @@ type write struct {
 	// existed, for PUT, counts the row before the write (a CTE reads the snapshot the write
 	// starts from), so the answer tells an insert (201) from an update (200).
 	existed func(q *sqlb)
+	// upsert, for a POST with resolution=merge-duplicates into a table, counts the rows the
+	// write inserted (xmax = 0 on a row version that no conflict updated), so that one that
+	// only updated answers 200, as PostgREST's does. Views and partitioned tables cannot return
+	// xmax, so an upsert into one always answers 201.
+	upsert bool
 }
 
 // returning lists the columns of the written rows that n's representation reads: what it
 // selects, the keys its embeds join on, its order, and the primary key when withPK. Only these
 // are RETURNed, so SELECT grants on them suffice. Without any, one constant is returned.
 func (n *node) returning(withPK bool) string {
+	// A computed column or relationship reads the whole row.
+	for _, o := range n.out {
+		if o.col != nil && len(o.via) == 0 && o.col.computed != "" {
+			return `"w".*`
+		}
+	}
+	for _, e := range n.embeds {
+		if e.rel.computed != "" {
+			return `"w".*`
+		}
+	}
+	for _, o := range n.order {
+		if (o.embed != nil && o.embed.rel.computed != "") || (o.embed == nil && o.col.computed != "") {
+			return `"w".*`
+		}
+	}
 	need := map[string]bool{}
 	for _, o := range n.out {
 		if o.col != nil && len(o.via) == 0 {
@@ -418,6 +439,9 @@ func (h *Handler) finishWrite(rq *request, root *node, w write, okStatus int) er
 	var stmts []pg.Stmt
 	if returning {
 		cols := root.returning(pf.Return == "headers-only")
+		if w.upsert {
+			cols += `, ("w".xmax = 0) AS "pgrst_inserted"`
+		}
 		q := &sqlb{}
 		q.WriteString("WITH ")
 		if w.existed != nil {
@@ -444,6 +468,9 @@ func (h *Handler) finishWrite(rq *request, root *node, w write, okStatus int) er
 		if w.existed != nil {
 			q.WriteString(`, (SELECT count(*) FROM "pgrst_existed")`)
 		}
+		if w.upsert {
+			q.WriteString(`, (SELECT count(*) FROM "pgrst_source" WHERE "pgrst_inserted")`)
+		}
 		q.WriteString(` FROM (`)
 		q.level(root, `"t0"`, "", `"pgrst_source"`, true)
 		q.WriteString(`) AS "s0"`)
@@ -458,7 +485,7 @@ func (h *Handler) finishWrite(rq *request, root *node, w write, okStatus int) er
 	put := c.Request().Method == http.MethodPut
 	var res result
 	var total int64
-	existed := true
+	existed, inserted := true, true
 	err := h.run(rq, true, stmts, func(rs []*pgconn.Result) error {
 		if returning {
 			var err error
@@ -468,6 +495,9 @@ func (h *Handler) finishWrite(rq *request, root *node, w write, okStatus int) er
 			total = *res.total
 			if w.existed != nil {
 				existed = string(rs[0].Rows[0][3]) != "0"
+			}
+			if w.upsert {
+				inserted = string(rs[0].Rows[0][3]) != "0"
 			}
 		} else {
 			for _, r := range rs {
@@ -505,6 +535,10 @@ func (h *Handler) finishWrite(rq *request, root *node, w write, okStatus int) er
 		} else if pf.Return == "representation" {
 			okStatus = http.StatusCreated
 		}
+	case w.upsert && returning && !inserted:
+		// An upsert that only updated (or had nothing to write) created nothing.
+		okStatus = http.StatusOK
+		hdr.Set("Content-Range", "*/"+counted)
 	case c.Request().Method == http.MethodPatch && total > 0:
 		hdr.Set("Content-Range", "0-"+strconv.FormatInt(total-1, 10)+"/"+counted)
 	default:

@@ -116,8 +116,10 @@ func TestInsert(t *testing.T) {
 				t.Errorf("WWW-Authenticate = %q", w)
 			}
 		}},
+		// The promo exists (the first scenario wrote it), so the upsert only updates: 200, as
+		// PostgREST's UpsertSpec "UPDATEs rows on pk conflict" answers.
 		{"upsert merge-duplicates", call{method: "POST", user: "editorA", path: "/promos?on_conflict=publication_id,channel&select=channel,body",
-			body: `{"publication_id":"` + delta + `","channel":"x","body":"merged"}`, header: prefer("return=representation,resolution=merge-duplicates")}, 201,
+			body: `{"publication_id":"` + delta + `","channel":"x","body":"merged"}`, header: prefer("return=representation,resolution=merge-duplicates")}, 200,
 			func(t *testing.T, f *fixture, r reply) {
 				wantBody(`[{"channel":"x","body":"merged"}]`)(t, f, r)
 				if pa := r.header.Get("Preference-Applied"); !strings.Contains(pa, "resolution=merge-duplicates") {

@@ -178,6 +178,7 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 		PoolShare:        s.cfg.PoolShare,
 		PoolShareWait:    s.cfg.PoolShareWait,
 		ReadPool:         s.pools.Read,
+		Aggregates:       s.cfg.DBAggregatesEnabled,
 	}, s.log).Mount(e.Group("/rest/v1", s.auth.RequireAPIKey))
 
 	// Storage (bucket media). It applies the publishable key itself: signed-URL downloads are

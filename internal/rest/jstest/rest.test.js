@@ -94,3 +94,20 @@ test("errors and anon", async () => {
   assert.equal(anon.error, null);
   assert.deepEqual(anon.data, []);
 });
+
+test("PostgREST v13 shapes: spread, embed by column, csv, empty in()", async () => {
+  const spread = await editor.from("promos").select("channel, ...publications(title)").eq("channel", "bluesky");
+  assert.equal(spread.error, null);
+  assert.deepEqual(spread.data, [{ channel: "bluesky", title: "Alpha launch" }]);
+  const byColumn = await editor.from("publications").select("title, author:author_id(email)").eq("title", "Beta notes").single();
+  assert.equal(byColumn.error, null);
+  assert.deepEqual(byColumn.data, { title: "Beta notes", author: { email: "editorA@example.test" } });
+  const csv = await editor.from("promos").select("channel").eq("channel", "bluesky").csv();
+  assert.equal(csv.error, null);
+  assert.equal(csv.data, "channel\nbluesky");
+  const none = await editor.from("publications").select("title").in("id", []);
+  assert.equal(none.error, null);
+  assert.deepEqual(none.data, []);
+  const zero = await editor.from("publications").select("title").limit(0);
+  assert.deepEqual(zero.data, []);
+});
