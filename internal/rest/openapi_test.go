@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,24 +14,13 @@ import (
 	"masthead/internal/nodetest"
 )
 
-// openapiFixture is the fixture with the API comments (testdata/api_comments.sql, migration 015
-// to be) and a test-only table, view and function whose grants differ between anon and
+// openapiFixture is the fixture (whose database has migration 015's API comments) with a test-only table, view and function whose grants differ between anon and
 // authenticated: notebook is the authenticated role's only, column by column; notebook_bodies
 // (a view) is readable by both; tally is executable by authenticated only.
 func openapiFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := newFixture(t)
 	own := f.db.Owner(t)
-	// While migration 015 waits for 014 its comments live in testdata; once the file has moved
-	// to internal/pg/migrations the database already has them. Either way the checks below
-	// read them back.
-	comments, err := os.ReadFile(filepath.Join("testdata", "api_comments.sql"))
-	switch {
-	case err == nil:
-		mustExec(t, own, string(comments))
-	case !errors.Is(err, fs.ErrNotExist):
-		t.Fatal(err)
-	}
 	mustExec(t, own, `create table public.notebook (id integer generated always as identity primary key,
 		body varchar(200) not null default 'blank', secret text, tags text[], pages integer default 0)`)
 	mustExec(t, own, `comment on table public.notebook is e'Notes of the day\n\nKept per person.'`)

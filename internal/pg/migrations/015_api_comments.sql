@@ -1,8 +1,3 @@
--- Migration 015 (api_comments), waiting for 014: tern refuses a gap in the numbers, and 014 is
--- another branch's. Once 014 has landed, move this file to
--- internal/pg/migrations/015_api_comments.sql (git mv, nothing else to change): TestOpenAPI
--- applies it to its database while it is here, and reads the migration's comments after.
---
 -- Descriptions for the OpenAPI document GET /rest/v1/ serves (PostgREST's root): a table's or
 -- view's comment becomes its definition's description (first line the summary of its
 -- operations), a column's comment its property's description, a function's comment its
