@@ -27,7 +27,7 @@ type ProjectLink struct {
 	ScheduleURL      string
 	// SettingsURL is the project's settings page, set only for its owners (who manage it).
 	SettingsURL string
-	Current          bool
+	Current     bool
 }
 
 // Flash is a one-time message carried across a redirect.
