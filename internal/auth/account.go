@@ -122,12 +122,13 @@ func (s *Service) UpdateUser(ctx context.Context, c *Claims, p UpdateParams, cli
 		u        *userRow
 		hash     *string
 		signedIn time.Time
+		app      bool
 	)
 	err := s.asAuth(ctx, pg.ReadOnly, func(tx pgx.Tx) error {
 		var err error
-		u, err = scanUser(tx.QueryRow(ctx, `select `+userColumns+`, u.encrypted_password, s.created_at
+		u, err = scanUser(tx.QueryRow(ctx, `select `+userColumns+`, u.encrypted_password, s.created_at, s.oauth_client_id is not null
 			from auth.sessions s join auth.users u on u.id = s.user_id where s.id = $1 and s.user_id = $2`,
-			c.SessionID, c.Subject), &hash, &signedIn)
+			c.SessionID, c.Subject), &hash, &signedIn, &app)
 		return err
 	})
 	if pg.IsNoRows(err) {
@@ -146,6 +147,10 @@ func (s *Service) UpdateUser(ctx context.Context, c *Claims, p UpdateParams, cli
 		}
 	}
 	var newHash *string
+	if p.Password != nil && app {
+		// An app the person connected acts for them, but never holds the keys to the account.
+		return nil, apiError(http.StatusForbidden, CodeAppSessionRefused, "A connected app cannot change the password; the person does that in Masthead")
+	}
 	if p.Password != nil {
 		if newHash, err = s.passwordChange(c, u, hash, signedIn, *p.Password, p.CurrentPassword, client); err != nil {
 			return nil, err

@@ -197,3 +197,21 @@ func TestAcceptInvitation(t *testing.T) {
 		t.Errorf("without the publishable key: %d", res.status)
 	}
 }
+
+// TestAppSessionCannotChangePassword: a token of a session an OAuth client started (a
+// connected app) may update the profile data but never the password.
+func TestAppSessionCannotChangePassword(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	s := e.signIn(t, e.user.Email, e.user.Password)
+	_, claims := jwtParts(t, s.access)
+	if _, err := e.DB.Owner(t).Exec(context.Background(), `
+		with c as (insert into auth.oauth_clients (token_endpoint_auth_method, client_name, redirect_uris, grant_types)
+		           values ('none', 'Inspector', '{http://127.0.0.1:5555/cb}', '{authorization_code}') returning id)
+		update auth.sessions set oauth_client_id = (select id from c), scope = 'openid' where id = $1`, claims["session_id"]); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, e.do(t, request{method: http.MethodPut, path: "/auth/v1/user", bearer: s.access,
+		json: map[string]string{"password": "an app's choice", "current_password": e.user.Password}}), 403, "oauth_client_session_not_allowed")
+	e.signIn(t, e.user.Email, e.user.Password)
+}

@@ -49,7 +49,7 @@ const (
 	CodeInviteNotFound          = "invite_not_found"
 	CodeInviteExpired           = "otp_expired"
 	CodeConflict                = "conflict"
-	CodeUserNotFound            = "user_not_found"
+	CodeAppSessionRefused       = "oauth_client_session_not_allowed" // ours: a connected app's token may not change the password
 )
 
 func isAPIError(err error) bool {
