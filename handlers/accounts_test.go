@@ -293,3 +293,29 @@ func TestRolesAreTheSchemas(t *testing.T) {
 		t.Errorf("offered roles %v, want %v", offered, seed.Roles)
 	}
 }
+
+// TestStartProject: anyone signed in starts a project (create_project) and is its owner, landing
+// on its settings; a taken slug is refused on the form in the service's words.
+func TestStartProject(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	b := s.browser(t)
+	b.login("viewer@northwind.test")
+	if p := b.get("/projects/new"); p.status != http.StatusOK || p.count(`[data-testid="new-project-form"] input[name="channels"]`) == 0 {
+		t.Fatalf("form: %d", p.status)
+	}
+	p := b.post("/projects/new", url.Values{"name": {"Harbour Notes"}, "slug": {"harbour"}, "timezone": {"Europe/Lisbon"}, "channels": {"bluesky"}})
+	if p.status != http.StatusSeeOther || p.location() != "/p/harbour/settings" {
+		t.Fatalf("create: %d → %s %q", p.status, p.location(), p.text(`[data-testid="new-project-error"]`))
+	}
+	if role := s.roleOf(t, "viewer@northwind.test", "harbour"); role != "owner" {
+		t.Errorf("the creator's role %q", role)
+	}
+	if p := b.get("/p/harbour/settings"); p.status != http.StatusOK || p.count(`[data-testid="member"]`) != 1 {
+		t.Errorf("the new project's settings: %d, %d members", p.status, p.count(`[data-testid="member"]`))
+	}
+	p = b.post("/projects/new", url.Values{"name": {"Again"}, "slug": {"northwind"}, "timezone": {"UTC"}})
+	if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.text(`[data-testid="new-project-error"]`), `A project with slug "northwind" already exists`) {
+		t.Errorf("a taken slug: %d %q", p.status, p.text(`[data-testid="new-project-error"]`))
+	}
+}

@@ -59,6 +59,8 @@ func (a *App) Register(e *echo.Echo) {
 	e.POST("/p/:slug/settings/project", a.saveProject, in...)
 	e.POST("/p/:slug/settings/collections", a.addCollection, in...)
 	e.POST("/p/:slug/settings/collections/:id/remove", a.removeCollection, in...)
+	e.GET("/projects/new", a.newProject, in...)
+	e.POST("/projects/new", a.createProject, in...)
 	e.GET("/account", a.account, in...)
 	e.POST("/account/profile", a.saveName, in...)
 	e.POST("/account/password", a.changePassword, in...)
