@@ -244,7 +244,8 @@ func (c *Client) AddCollection(ctx context.Context, accessToken, projectID, slug
 	return err
 }
 
-// RemoveCollection deletes a collection; its publications keep existing without one.
+// RemoveCollection deletes a collection that holds no publications; one that does is an *Error
+// with status 409 (the publications would lose it).
 func (c *Client) RemoveCollection(ctx context.Context, accessToken, projectID, id string) error {
 	return c.write(ctx, accessToken, From("collections").Select("id").Eq("project_id", projectID).Eq("id", id), nil, "collections")
 }
