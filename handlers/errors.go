@@ -118,6 +118,9 @@ func (a *App) frame(c echo.Context, title string, pc *projectContext) layout.Pag
 				QueueURL: queueURL(pr.Slug), ScheduleURL: scheduleURL(pr.Slug),
 				Current: pc.project != nil && pr.ID == pc.project.ID,
 			}
+			if l.Role == roleOwner {
+				l.SettingsURL = settingsURL(pr.Slug)
+			}
 			p.Projects = append(p.Projects, l)
 			if l.Current {
 				cur := l

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"masthead/internal/client"
+	"masthead/views/pages"
 )
 
 // step is one workflow action as the dashboard offers it. The table mirrors DESIGN.md's
@@ -95,4 +96,28 @@ func stepFor(rpc, status string) (step, bool) {
 		return *fallback, true
 	}
 	return step{}, false
+}
+
+// roleOwner is the role that manages a project's members and settings.
+const roleOwner = "owner"
+
+// roles are the project roles (DESIGN.md "Access") as people read them, most powerful first,
+// with what each may do; the database's check constraint on project_members.role names the
+// same five (a test holds the two together).
+var roles = []pages.RoleOption{
+	{Key: "owner", Label: "Owner", Does: "Everything a lead may, plus members, invitations and the project's settings."},
+	{Key: "lead", Label: "Lead", Does: "Everything an editor and a reviewer may, plus scheduling, publishing, archiving and collections."},
+	{Key: "editor", Label: "Editor", Does: "Writes drafts, promos and media; submits them for review and withdraws them."},
+	{Key: "reviewer", Label: "Reviewer", Does: "Reviews: comments, approves (never their own work) and requests changes."},
+	{Key: "viewer", Label: "Viewer", Does: "Reads everything in the project; changes nothing."},
+}
+
+// roleLabel is a role's word, or the key itself for a role this dashboard does not know.
+func roleLabel(key string) string {
+	for _, r := range roles {
+		if r.Key == key {
+			return r.Label
+		}
+	}
+	return key
 }

@@ -53,7 +53,7 @@ func TestBadUsage(t *testing.T) {
 	if code, _, _ := runCmd("migrate", "--no-such-flag"); code != 2 {
 		t.Errorf("unknown flag: exit %d", code)
 	}
-	if code, _, errOut := runCmd("users"); code != 1 || !strings.Contains(errOut, "usage: masthead users <create|list>") {
+	if code, _, errOut := runCmd("users"); code != 1 || !strings.Contains(errOut, "usage: masthead users <create|list|add|role|password|disable|enable>") {
 		t.Errorf("users alone: exit %d, %q", code, errOut)
 	}
 	if code, _, errOut := runCmd("users", "delete"); code != 1 || !strings.Contains(errOut, `unknown users command "delete"`) {

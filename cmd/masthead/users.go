@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -14,15 +16,20 @@ import (
 )
 
 func init() {
-	commands["users"] = command{summary: "manage accounts: users create --email --password --project --role | users list", run: runUsers}
+	commands["users"] = command{summary: "manage accounts: users create | list | add | role | password | disable | enable", run: runUsers}
 }
 
-const usersUsage = `usage: masthead users <create|list> [flags]
+const usersUsage = `usage: masthead users <create|list|add|role|password|disable|enable> [flags]
 
-  create   create a confirmed account, optionally with a role in a project
-  list     list accounts with their projects and roles
+  create    create a confirmed account, optionally with a role in a project
+  list      list accounts with their projects and roles
+  add       add an existing account to another project with a role
+  role      change an account's role in a project (a project keeps at least one owner)
+  password  set a new password for an account and sign it out everywhere
+  disable   stop an account from signing in and end its sessions (its work stays)
+  enable    let a disabled account sign in again
 
-Run 'masthead users <create|list> -h' for their flags`
+Run 'masthead users <command> -h' for its flags`
 
 func runUsers(ctx context.Context, args []string, stdout io.Writer, _ *slog.Logger) error {
 	if len(args) == 0 {
@@ -33,11 +40,17 @@ func runUsers(ctx context.Context, args []string, stdout io.Writer, _ *slog.Logg
 		return usersCreate(ctx, args[1:], stdout)
 	case "list":
 		return usersList(ctx, args[1:], stdout)
+	case "add", "role":
+		return usersMembership(ctx, args[0], args[1:], stdout)
+	case "password":
+		return usersPassword(ctx, args[1:], os.Stdin, stdout)
+	case "disable", "enable":
+		return usersDisable(ctx, args[0], args[1:], stdout)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(stdout, usersUsage)
 		return flag.ErrHelp
 	}
-	return fmt.Errorf("unknown users command %q (want create or list)\n\n%s", args[0], usersUsage)
+	return fmt.Errorf("unknown users command %q\n\n%s", args[0], usersUsage)
 }
 
 func usersCreate(ctx context.Context, args []string, stdout io.Writer) error {
@@ -84,4 +97,98 @@ func usersList(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", u.Email, u.Name, strings.Join(ms, " "))
 	}
 	return tw.Flush()
+}
+
+// usersMembership is `users add` (join another project) and `users role` (change a role).
+func usersMembership(ctx context.Context, cmd string, args []string, stdout io.Writer) error {
+	summary := "add an existing account to another project with a role"
+	if cmd == "role" {
+		summary = "change an account's role in a project"
+	}
+	fs := newFlags("users "+cmd, summary)
+	owner := ownerURLFlag(fs)
+	email := fs.String("email", "", "the account's email (required)")
+	project := fs.String("project", "", "the project's slug (required)")
+	role := fs.String("role", "", "the role: "+strings.Join(seed.Roles, ", ")+" (required)")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if *owner == "" {
+		return errors.New("set --owner-url or DATABASE_OWNER_URL")
+	}
+	if *email == "" || *project == "" || *role == "" {
+		return fmt.Errorf("users %s needs --email, --project and --role", cmd)
+	}
+	if cmd == "add" {
+		if err := seed.AddMember(ctx, *owner, *email, *project, *role); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s joined %s as %s\n", *email, *project, *role)
+		return nil
+	}
+	if err := seed.SetRole(ctx, *owner, *email, *project, *role); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s is now %s in %s\n", *email, *role, *project)
+	return nil
+}
+
+// usersPassword is `users password`: the new password comes from --password-stdin (so it stays
+// out of the shell history and the process list) or --password.
+func usersPassword(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
+	fs := newFlags("users password", "set a new password for an account and sign it out everywhere")
+	owner := ownerURLFlag(fs)
+	email := fs.String("email", "", "the account's email (required)")
+	password := fs.String("password", "", "the new password, at least 8 characters (prefer --password-stdin)")
+	fromStdin := fs.Bool("password-stdin", false, "read the new password from the first line of standard input")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if *owner == "" {
+		return errors.New("set --owner-url or DATABASE_OWNER_URL")
+	}
+	if *email == "" {
+		return errors.New("users password needs --email")
+	}
+	pw := *password
+	if *fromStdin {
+		line, err := bufio.NewReader(stdin).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("read the password from standard input: %w", err)
+		}
+		pw = strings.TrimRight(line, "\r\n")
+	}
+	if pw == "" {
+		return errors.New("users password needs --password-stdin or --password")
+	}
+	if err := seed.ResetPassword(ctx, *owner, *email, pw); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "password of %s changed; its sessions are ended\n", *email)
+	return nil
+}
+
+// usersDisable is `users disable` and `users enable`.
+func usersDisable(ctx context.Context, cmd string, args []string, stdout io.Writer) error {
+	summary := "stop an account from signing in and end its sessions"
+	if cmd == "enable" {
+		summary = "let a disabled account sign in again"
+	}
+	fs := newFlags("users "+cmd, summary)
+	owner := ownerURLFlag(fs)
+	email := fs.String("email", "", "the account's email (required)")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if *owner == "" {
+		return errors.New("set --owner-url or DATABASE_OWNER_URL")
+	}
+	if *email == "" {
+		return fmt.Errorf("users %s needs --email", cmd)
+	}
+	if err := seed.SetDisabled(ctx, *owner, *email, cmd == "disable"); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s is %sd\n", *email, cmd)
+	return nil
 }

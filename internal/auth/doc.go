@@ -1,7 +1,9 @@
 // Package auth is the identity service behind /auth/v1, compatible with Supabase Auth (GoTrue)
 // so that supabase-js works unchanged: the password and refresh_token grants, ES256 access
-// tokens with a published JWK set, sessions with rotating refresh tokens, /user and /logout,
-// the publishable-key check, and GoTrue's error bodies. Under /auth/v1/oauth it is also an
+// tokens with a published JWK set, sessions with rotating refresh tokens, /user (read and
+// updateUser) and /logout, the publishable-key check, and GoTrue's error bodies. Sign-ups are
+// disabled; people arrive through invitations, which are accepted here (invite.go) because
+// accepting sets a password and starts a session, which only this service may do. Under /auth/v1/oauth it is also an
 // OAuth 2.1 authorization server for AI connectors (dynamic registration, PKCE, consent,
 // grants a person can revoke), and it signs people in through upstream OpenID Connect
 // providers; both issue the same access tokens as the password grant.

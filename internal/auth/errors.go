@@ -19,7 +19,9 @@ type Error struct {
 	Code       string
 	Msg        string
 	RetryAfter time.Duration // for 429
-	Cause      error
+	// Reasons, for weak_password, say what the password lacks (GoTrue's weak_password.reasons).
+	Reasons []string
+	Cause   error
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Msg }
@@ -38,6 +40,16 @@ const (
 	CodeUserBanned              = "user_banned"
 	CodeOverRequestRateLimit    = "over_request_rate_limit"
 	CodeUnexpectedFailure       = "unexpected_failure"
+	CodeWeakPassword            = "weak_password"
+	CodeSamePassword            = "same_password"
+	CodeReauthenticationNeeded  = "reauthentication_needed"
+	CodeReauthenticationInvalid = "reauthentication_not_valid"
+	CodeEmailChangeUnsupported  = "email_change_not_supported" // ours: no mail is sent, so no change can be confirmed
+	CodeSignupDisabled          = "signup_disabled"
+	CodeInviteNotFound          = "invite_not_found"
+	CodeInviteExpired           = "otp_expired"
+	CodeConflict                = "conflict"
+	CodeAppSessionRefused       = "oauth_client_session_not_allowed" // ours: a connected app's token may not change the password
 )
 
 func isAPIError(err error) bool {
@@ -116,16 +128,28 @@ func writeError(c echo.Context, log *slog.Logger, err error) error {
 	} else if e.Status == http.StatusServiceUnavailable {
 		h.Set("Retry-After", pg.RetryAfter)
 	}
+	var weak *weakPassword
+	if len(e.Reasons) > 0 {
+		weak = &weakPassword{Reasons: e.Reasons}
+	}
 	if wantsAPI2024(c.Request()) {
 		h.Set(apiVersionHeader, apiVersion2024)
 		return c.JSON(e.Status, struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		}{e.Code, e.Msg})
+			Code         string        `json:"code"`
+			Message      string        `json:"message"`
+			WeakPassword *weakPassword `json:"weak_password,omitempty"`
+		}{e.Code, e.Msg, weak})
 	}
 	return c.JSON(e.Status, struct {
-		Code      int    `json:"code"`
-		ErrorCode string `json:"error_code"`
-		Msg       string `json:"msg"`
-	}{e.Status, e.Code, e.Msg})
+		Code         int           `json:"code"`
+		ErrorCode    string        `json:"error_code"`
+		Msg          string        `json:"msg"`
+		WeakPassword *weakPassword `json:"weak_password,omitempty"`
+	}{e.Status, e.Code, e.Msg, weak})
+}
+
+// weakPassword is the weak_password member of GoTrue's 422, which supabase-js turns into
+// AuthWeakPasswordError.reasons.
+type weakPassword struct {
+	Reasons []string `json:"reasons"`
 }

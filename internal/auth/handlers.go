@@ -13,12 +13,19 @@ import (
 )
 
 // Mount adds the /auth/v1 routes to g. The JWK set is public (third-party verifiers never have
-// the publishable key); token, user and logout require it, as Supabase's gateway does.
+// the publishable key); token, user, logout and the invitation routes require it, as
+// Supabase's gateway does. Sign-ups are disabled: accounts come from invitations (invite/…)
+// and `masthead users create`.
 func (s *Service) Mount(g *echo.Group) {
 	g.Use(echoAPIVersion)
 	g.GET("/.well-known/jwks.json", s.jwks)
 	g.POST("/token", s.token, s.RequireAPIKey)
 	g.GET("/user", s.user, s.RequireAPIKey)
+	g.PUT("/user", s.updateUser, s.RequireAPIKey)
+	g.GET("/user/sessions", s.sessions, s.RequireAPIKey)
+	g.POST("/signup", s.signup, s.RequireAPIKey)
+	g.POST("/invite/lookup", s.lookupInvite, s.RequireAPIKey)
+	g.POST("/invite/accept", s.acceptInvite, s.RequireAPIKey)
 	g.POST("/logout", s.logout, s.RequireAPIKey)
 	s.mountOAuth(g)
 }

@@ -79,7 +79,7 @@ func (o *oidcServer) settings(c echo.Context) error {
 		labels[p.Name] = p.Label
 	}
 	return c.JSON(http.StatusOK, map[string]any{"external": ext, "external_labels": labels,
-		"disable_signup": false, "mailer_autoconfirm": false, "phone_autoconfirm": false})
+		"disable_signup": true, "mailer_autoconfirm": false, "phone_autoconfirm": false})
 }
 
 func (o *oidcServer) provider(name string) (OIDCProvider, bool) {

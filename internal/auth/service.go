@@ -47,6 +47,10 @@ type Options struct {
 	// RegisterLimit bounds dynamic client registrations per client IP: registration is open to
 	// anyone, so this keeps a script from filling auth.oauth_clients (default 20 an hour).
 	RegisterLimit Limit
+	// ReauthWindow is how long after signing in a password may be changed without the current
+	// one; PasswordMinLength the shortest password that may be set (0 means 8).
+	ReauthWindow      time.Duration
+	PasswordMinLength int
 	// OIDC are the upstream OpenID Connect providers people may sign in with (oidc.go).
 	OIDC []OIDCProvider
 	// Metrics counts grants and rate-limit refusals; nil counts nothing.

@@ -56,6 +56,11 @@ type Config struct {
 	// BcryptCost is the cost of new password hashes and of the dummy hash compared for unknown
 	// emails; it should equal the cost of the stored hashes so both answers take the same time.
 	BcryptCost int
+	// ReauthWindow is how long after signing in a person may change their password without
+	// giving the current one (PUT /auth/v1/user); after it, current_password is required.
+	ReauthWindow time.Duration
+	// PasswordMinLength is the shortest password a person may set (updateUser, invitations).
+	PasswordMinLength int
 	// TokenRateIP and TokenRateAccount limit POST /auth/v1/token per client IP and per email.
 	TokenRateIP      Rate
 	TokenRateAccount Rate
@@ -207,6 +212,8 @@ func Default() Config {
 		JWTExp:                time.Hour,
 		RefreshReuseInterval:  10 * time.Second,
 		BcryptCost:            10,
+		ReauthWindow:          10 * time.Minute,
+		PasswordMinLength:     8,
 		TokenRateIP:           Rate{Count: 150, Per: 5 * time.Minute, Burst: 30},
 		TokenRateAccount:      Rate{Count: 30, Per: 5 * time.Minute, Burst: 10},
 		TokenRateAccountTotal: Rate{Count: 300, Per: 5 * time.Minute, Burst: 100},
@@ -261,6 +268,8 @@ var settings = []setting{
 	{"MASTHEAD_JWT_KEYS", "jwt-keys", "JWK set of ES256 private keys, first signs (secret; prefer the environment)", func(c *Config) flag.Value { return (*secretValue)(&c.JWTKeys) }},
 	{"MASTHEAD_JWT_EXP", "jwt-exp", "access token lifetime: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.JWTExp) }},
 	{"MASTHEAD_REFRESH_REUSE_INTERVAL", "refresh-reuse-interval", "how long a rotated refresh token still returns the current one: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.RefreshReuseInterval) }},
+	{"MASTHEAD_AUTH_REAUTH_WINDOW", "auth-reauth-window", "how long after signing in a password may be changed without the current one: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.ReauthWindow) }},
+	{"MASTHEAD_PASSWORD_MIN_LENGTH", "password-min-length", "shortest password a person may set", func(c *Config) flag.Value { return (*intValue)(&c.PasswordMinLength) }},
 	{"MASTHEAD_BCRYPT_COST", "bcrypt-cost", "bcrypt cost of password hashes (4-31)", func(c *Config) flag.Value { return (*intValue)(&c.BcryptCost) }},
 	{"MASTHEAD_TOKEN_RATE_IP", "token-rate-ip", "POST /auth/v1/token limit per client IP: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.TokenRateIP) }},
 	{"MASTHEAD_TOKEN_RATE_ACCOUNT", "token-rate-account", "password sign-in limit per client IP and email: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.TokenRateAccount) }},
@@ -395,6 +404,9 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownDrain < 0 || c.Instances < 1 {
 		errs = append(errs, errors.New("config: MASTHEAD_SHUTDOWN_DRAIN must not be negative and MASTHEAD_INSTANCES must be at least 1"))
+	}
+	if c.ReauthWindow < 0 || c.PasswordMinLength < 6 || c.PasswordMinLength > 72 {
+		errs = append(errs, errors.New("config: MASTHEAD_AUTH_REAUTH_WINDOW must not be negative and MASTHEAD_PASSWORD_MIN_LENGTH must be between 6 and 72 (bcrypt reads 72 bytes)"))
 	}
 	if c.RefreshReuseInterval < 0 {
 		errs = append(errs, errors.New("config: MASTHEAD_REFRESH_REUSE_INTERVAL must not be negative"))

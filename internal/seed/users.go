@@ -34,13 +34,13 @@ var Roles = []string{"owner", "lead", "editor", "reviewer", "viewer"}
 func CreateUser(ctx context.Context, ownerURL, email, password, projectSlug, role string) (string, error) {
 	email = strings.TrimSpace(email)
 	if email == "" || !strings.Contains(email, "@") {
-		return "", fmt.Errorf("seed: %q is not an email address", email)
+		return "", fmt.Errorf("%q is not an email address", email)
 	}
 	if len(password) < 8 {
-		return "", errors.New("seed: the password must be at least 8 characters")
+		return "", errors.New("the password must be at least 8 characters")
 	}
 	if projectSlug != "" && !slices.Contains(Roles, role) {
-		return "", fmt.Errorf("seed: role %q is not one of %s", role, strings.Join(Roles, ", "))
+		return "", checkRole(role)
 	}
 	hash, err := hashPassword(password)
 	if err != nil {
@@ -48,7 +48,7 @@ func CreateUser(ctx context.Context, ownerURL, email, password, projectSlug, rol
 	}
 	conn, err := pgx.Connect(ctx, ownerURL)
 	if err != nil {
-		return "", fmt.Errorf("seed: connect: %w", err)
+		return "", fmt.Errorf("cannot connect to the database: %w", err)
 	}
 	defer conn.Close(ctx)
 
@@ -60,7 +60,7 @@ func CreateUser(ctx context.Context, ownerURL, email, password, projectSlug, rol
 			return err
 		}
 		if !created {
-			return fmt.Errorf("seed: a user with email %s already exists", email)
+			return fmt.Errorf("a user with email %s already exists", email)
 		}
 		if projectSlug == "" {
 			return nil
@@ -69,10 +69,10 @@ func CreateUser(ctx context.Context, ownerURL, email, password, projectSlug, rol
 			insert into public.project_members (project_id, user_id, role)
 			select p.id, $2, $3 from public.projects p where p.slug = $1`, projectSlug, id, role)
 		if err != nil {
-			return fmt.Errorf("seed: add membership: %w", err)
+			return fmt.Errorf("add membership: %w", err)
 		}
 		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("seed: project %q not found", projectSlug)
+			return fmt.Errorf("project %q not found", projectSlug)
 		}
 		return nil
 	})
@@ -86,7 +86,7 @@ func CreateUser(ctx context.Context, ownerURL, email, password, projectSlug, rol
 func ListUsers(ctx context.Context, ownerURL string) ([]User, error) {
 	conn, err := pgx.Connect(ctx, ownerURL)
 	if err != nil {
-		return nil, fmt.Errorf("seed: connect: %w", err)
+		return nil, fmt.Errorf("cannot connect to the database: %w", err)
 	}
 	defer conn.Close(ctx)
 	rows, err := conn.Query(ctx, `
@@ -100,7 +100,7 @@ func ListUsers(ctx context.Context, ownerURL string) ([]User, error) {
 		group by u.id, pf.display_name
 		order by lower(u.email)`)
 	if err != nil {
-		return nil, fmt.Errorf("seed: list users: %w", err)
+		return nil, fmt.Errorf("list users: %w", err)
 	}
 	users, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (User, error) {
 		var u User
@@ -108,7 +108,7 @@ func ListUsers(ctx context.Context, ownerURL string) ([]User, error) {
 		return u, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("seed: list users: %w", err)
+		return nil, fmt.Errorf("list users: %w", err)
 	}
 	return users, nil
 }

@@ -146,19 +146,21 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 	// its JWK set must stay public.
 	var err error
 	s.auth, err = auth.New(s.pool, auth.Options{
-		Issuer:         s.cfg.Issuer(),
-		PublishableKey: s.cfg.PublishableKey,
-		Keys:           keys,
-		AccessTTL:      s.cfg.JWTExp,
-		ReuseInterval:  s.cfg.RefreshReuseInterval,
-		BcryptCost:     s.cfg.BcryptCost,
-		IPLimit:        s.limit(s.cfg.TokenRateIP),
-		AccountLimit:   s.limit(s.cfg.TokenRateAccount),
-		AccountTotal:   s.limit(s.cfg.TokenRateAccountTotal),
-		AuthorizeLimit: s.limit(s.cfg.AuthorizeRateIP),
-		RegisterLimit:  s.limit(s.cfg.RegisterRateIP),
-		OIDC:           oidcProviders(s.cfg.OIDC[:]),
-		Metrics:        s.metrics,
+		Issuer:            s.cfg.Issuer(),
+		PublishableKey:    s.cfg.PublishableKey,
+		Keys:              keys,
+		AccessTTL:         s.cfg.JWTExp,
+		ReuseInterval:     s.cfg.RefreshReuseInterval,
+		BcryptCost:        s.cfg.BcryptCost,
+		ReauthWindow:      s.cfg.ReauthWindow,
+		PasswordMinLength: s.cfg.PasswordMinLength,
+		IPLimit:           s.limit(s.cfg.TokenRateIP),
+		AccountLimit:      s.limit(s.cfg.TokenRateAccount),
+		AccountTotal:      s.limit(s.cfg.TokenRateAccountTotal),
+		AuthorizeLimit:    s.limit(s.cfg.AuthorizeRateIP),
+		RegisterLimit:     s.limit(s.cfg.RegisterRateIP),
+		OIDC:              oidcProviders(s.cfg.OIDC[:]),
+		Metrics:           s.metrics,
 	}, s.log)
 	if err != nil {
 		return err

@@ -14,7 +14,8 @@ type Page struct {
 	Projects []ProjectLink
 	// Project is the current project, when the page belongs to one.
 	Project *ProjectLink
-	// Section marks the active navigation entry: "queue" or "schedule".
+	// Section marks the active navigation entry: "queue", "schedule", "settings", "account"
+	// or "apps".
 	Section string
 	Flashes []Flash
 }
@@ -24,7 +25,9 @@ type ProjectLink struct {
 	Slug, Name, Role string
 	QueueURL         string
 	ScheduleURL      string
-	Current          bool
+	// SettingsURL is the project's settings page, set only for its owners (who manage it).
+	SettingsURL string
+	Current     bool
 }
 
 // Flash is a one-time message carried across a redirect.

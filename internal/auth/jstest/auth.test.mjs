@@ -97,3 +97,41 @@ test('signOut with scope others keeps the current session', async () => {
   const { error: bError } = await client().sb.auth.getUser(bSession.session.access_token)
   assert.equal(bError?.name, 'AuthSessionMissingError')
 })
+
+test('updateUser: display name through user_metadata, password change with its refusals', async () => {
+  const { sb } = client()
+  const { error: signInError } = await sb.auth.signInWithPassword({ email, password })
+  assert.equal(signInError, null)
+
+  const { data: named, error: nameError } = await sb.auth.updateUser({ data: { name: 'Ada from supabase-js' } })
+  assert.equal(nameError, null)
+  assert.equal(named.user.user_metadata.name, 'Ada from supabase-js')
+  assert.equal(named.user.email, email)
+
+  // The profile co-members see follows the name (users_sync_profile), read over REST.
+  const { data: profile, error: profileError } = await sb.from('profiles').select('display_name').eq('id', named.user.id).single()
+  assert.equal(profileError, null)
+  assert.equal(profile.display_name, 'Ada from supabase-js')
+
+  const { error: weak } = await sb.auth.updateUser({ password: 'short' })
+  assert.equal(weak.name, 'AuthWeakPasswordError')
+  assert.equal(weak.status, 422)
+  assert.equal(weak.code, 'weak_password')
+  assert.deepEqual(weak.reasons, ['length'])
+
+  const { error: same } = await sb.auth.updateUser({ password })
+  assert.equal(same.name, 'AuthApiError')
+  assert.equal(same.code, 'same_password')
+  assert.equal(same.message, 'New password should be different from the old password.')
+
+  // Signed in just now: the new password is taken; then back, proving the current password.
+  const { error: changeError } = await sb.auth.updateUser({ password: 'a brand new secret' })
+  assert.equal(changeError, null)
+  const { error: oldPw } = await client().sb.auth.signInWithPassword({ email, password })
+  assert.equal(oldPw.code, 'invalid_credentials')
+  const { error: backError } = await sb.auth.updateUser({ password, current_password: 'a brand new secret' })
+  assert.equal(backError, null)
+  const { error: again } = await client().sb.auth.signInWithPassword({ email, password })
+  assert.equal(again, null)
+  await sb.auth.signOut()
+})

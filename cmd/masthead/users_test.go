@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"masthead/internal/pg/pgtest"
+)
+
+// TestUsersAdmin: add, role, password, disable and enable as an operator types them, with
+// errors in plain words (no package prefixes, no SQLSTATEs).
+func TestUsersAdmin(t *testing.T) {
+	db := pgtest.New(t)
+	ctx := context.Background()
+	own := db.Owner(t)
+	log := slog.New(slog.DiscardHandler)
+	var out bytes.Buffer
+	run := func(args ...string) error {
+		out.Reset()
+		return commands["users"].run(ctx, append(args, "--owner-url", db.OwnerURL), &out, log)
+	}
+	if _, err := own.Exec(ctx, `insert into projects (slug, name) values ('gazette', 'Gazette'), ('herald', 'Herald')`); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("create", "--email", "ed@gazette.test", "--password", "long-enough", "--project", "gazette", "--role", "owner"); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("add", "--email", "ED@gazette.test", "--project", "herald", "--role", "reviewer"); err != nil || !strings.Contains(out.String(), "joined herald as reviewer") {
+		t.Fatalf("add: %v %q", err, out.String())
+	}
+	if err := run("role", "--email", "ed@gazette.test", "--project", "herald", "--role", "lead"); err != nil {
+		t.Fatalf("role: %v", err)
+	}
+	var role, via string
+	if err := own.QueryRow(ctx, `select m.role, (select via from member_events e where e.project_id = m.project_id order by id desc limit 1)
+		from project_members m join projects p on p.id = m.project_id where p.slug = 'herald'`).Scan(&role, &via); err != nil || role != "lead" || via != "admin" {
+		t.Errorf("herald role %q via %q (%v)", role, via, err)
+	}
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"already a member", []string{"add", "--email", "ed@gazette.test", "--project", "herald", "--role", "viewer"}, "already a member of herald"},
+		{"unknown email", []string{"add", "--email", "nobody@gazette.test", "--project", "herald", "--role", "viewer"}, "no account has the email nobody@gazette.test"},
+		{"unknown project", []string{"add", "--email", "ed@gazette.test", "--project", "nowhere", "--role", "viewer"}, `no project has the slug "nowhere"`},
+		{"unknown role", []string{"role", "--email", "ed@gazette.test", "--project", "herald", "--role", "boss"}, `role "boss" is not one of`},
+		{"not a member", []string{"role", "--email", "ed@gazette.test", "--project", "nowhere", "--role", "viewer"}, "is not a member"},
+		{"last owner", []string{"role", "--email", "ed@gazette.test", "--project", "gazette", "--role", "editor"}, "a project needs at least one owner: this is its last owner (Make another member an owner first.)"},
+		{"short password", []string{"password", "--email", "ed@gazette.test", "--password", "short"}, "at least 8 characters"},
+		{"disable nobody", []string{"disable", "--email", "nobody@gazette.test"}, "no account has the email"},
+		{"create taken", []string{"create", "--email", "ed@gazette.test", "--password", "long-enough"}, "a user with email ed@gazette.test already exists"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := run(tc.args...)
+			if err == nil || err.Error() != tc.want && !strings.HasPrefix(err.Error(), tc.want) && !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+			for _, bad := range []string{"seed:", "SQLSTATE", "ERROR:"} {
+				if strings.Contains(err.Error(), bad) {
+					t.Errorf("%q shows an internal prefix %q", err, bad)
+				}
+			}
+		})
+	}
+
+	var id string
+	if err := own.QueryRow(ctx, `select id from auth.users where email = 'ed@gazette.test'`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := own.Exec(ctx, `insert into auth.sessions (user_id) values ($1), ($1)`, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("password", "--email", "ed@gazette.test", "--password", "a fresh secret"); err != nil {
+		t.Fatal(err)
+	}
+	var hash string
+	var sessions int
+	if err := own.QueryRow(ctx, `select encrypted_password, (select count(*) from auth.sessions where user_id = u.id) from auth.users u where id = $1`, id).Scan(&hash, &sessions); err != nil {
+		t.Fatal(err)
+	}
+	if bcrypt.CompareHashAndPassword([]byte(hash), []byte("a fresh secret")) != nil || sessions != 0 {
+		t.Errorf("password reset: hash matches %v, %d sessions left", bcrypt.CompareHashAndPassword([]byte(hash), []byte("a fresh secret")) == nil, sessions)
+	}
+	if _, err := own.Exec(ctx, `insert into auth.sessions (user_id) values ($1)`, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("disable", "--email", "ed@gazette.test"); err != nil {
+		t.Fatal(err)
+	}
+	var banned bool
+	if err := own.QueryRow(ctx, `select banned_until > now() + interval '100 years', (select count(*) from auth.sessions where user_id = u.id) from auth.users u where id = $1`, id).Scan(&banned, &sessions); err != nil || !banned || sessions != 0 {
+		t.Errorf("disable: banned %v, %d sessions (%v)", banned, sessions, err)
+	}
+	if err := run("enable", "--email", "ed@gazette.test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := own.QueryRow(ctx, `select banned_until is not null from auth.users where id = $1`, id).Scan(&banned); err != nil || banned {
+		t.Errorf("enable: still banned (%v)", err)
+	}
+}

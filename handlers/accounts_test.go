@@ -1,0 +1,321 @@
+package handlers_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"masthead/internal/seed"
+)
+
+// makeOwner promotes a demo person to owner of a project (the demo data has none), as the
+// operator would with `masthead users role`.
+func (s *stack) makeOwner(t *testing.T, email, project string) {
+	t.Helper()
+	_, err := s.env.DB.Owner(t).Exec(context.Background(), `
+		update project_members m set role = 'owner' from profiles p, projects j
+		 where p.id = m.user_id and j.id = m.project_id and p.email = $1 and j.slug = $2`, email, project)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (s *stack) roleOf(t *testing.T, email, project string) string {
+	t.Helper()
+	var role string
+	err := s.env.DB.Owner(t).QueryRow(context.Background(), `
+		select coalesce((select m.role from project_members m join profiles p on p.id = m.user_id
+		 join projects j on j.id = m.project_id where p.email = $1 and j.slug = $2), '')`, email, project).Scan(&role)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return role
+}
+
+// TestSettingsInviteAndManage: an owner invites by email and gets a link; the link, opened in
+// another browser, makes the account and signs the person in with the role; the owner then
+// changes their role and removes them; the last owner is kept; non-owners and other tenants
+// get nowhere.
+func TestSettingsInviteAndManage(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.makeOwner(t, "lead@northwind.test", "northwind")
+	owner := s.browser(t)
+	owner.login("lead@northwind.test")
+
+	p := owner.get("/p/northwind/settings")
+	if p.status != http.StatusOK {
+		t.Fatalf("settings: %d %s", p.status, p.text("main"))
+	}
+	if cur, _ := p.doc.Find(`a[href="/p/northwind/settings"]`).Attr("aria-current"); cur != "page" {
+		t.Error("the Settings link is not marked current")
+	}
+	if n := p.count(`[data-testid="member"]`); n != 5 {
+		t.Errorf("%d members listed, want 5 (four demo people and multi@)", n)
+	}
+
+	p = owner.post("/p/northwind/settings/invitations", url.Values{"email": {"newcomer@northwind.test"}, "role": {"reviewer"}})
+	if p.status != http.StatusSeeOther || p.location() != "/p/northwind/settings" {
+		t.Fatalf("invite: %d → %s", p.status, p.location())
+	}
+	p = owner.get("/p/northwind/settings")
+	link, _ := p.doc.Find(`[data-testid="invite-link"]`).Attr("value")
+	if !strings.HasPrefix(link, s.url+"/invite/") {
+		t.Fatalf("invite link %q", link)
+	}
+	if p.count(`[data-testid="invitation"]`) != 1 || !strings.Contains(p.text(`[data-testid="invitation"]`), "newcomer@northwind.test as Reviewer") {
+		t.Errorf("pending invitations: %q", p.text(`[data-testid="invitations"]`))
+	}
+	if again := owner.get("/p/northwind/settings"); again.count(`[data-testid="invite-link"]`) != 0 {
+		t.Error("the link is shown a second time")
+	}
+
+	path := strings.TrimPrefix(link, s.url)
+	guest := s.browser(t)
+	p = guest.get(path)
+	if p.status != http.StatusOK || !strings.Contains(p.text(`[data-testid="invite-summary"]`), "Reviewer") ||
+		!strings.Contains(p.text("h1"), "Northwind Daily") {
+		t.Fatalf("invite page: %d %q", p.status, p.text("main"))
+	}
+	if p := guest.post(path, url.Values{"password": {"short"}}); p.status != http.StatusUnprocessableEntity ||
+		!strings.Contains(p.text(`[data-testid="accept-error"]`), "at least 8 characters") {
+		t.Errorf("a short password: %d %q", p.status, p.text(`[data-testid="accept-error"]`))
+	}
+	p = guest.post(path, url.Values{"password": {"newcomer secret"}, "name": {"Nia Newcomer"}})
+	if p.status != http.StatusSeeOther || !strings.HasPrefix(p.location(), "/p/northwind/queue") {
+		t.Fatalf("accept: %d → %s", p.status, p.location())
+	}
+	p = guest.get(p.location())
+	if p.status != http.StatusOK || p.text(`[data-testid="user"]`) != "Nia Newcomer" || !strings.Contains(p.text(`[data-testid="flash"]`), "You joined as Reviewer") {
+		t.Fatalf("after accepting: %d user %q flash %q", p.status, p.text(`[data-testid="user"]`), p.text(`[data-testid="flash"]`))
+	}
+	if role := s.roleOf(t, "newcomer@northwind.test", "northwind"); role != "reviewer" {
+		t.Errorf("role %q after accepting", role)
+	}
+	if p := s.browser(t).get(path); p.status != http.StatusNotFound || !strings.Contains(p.text("main"), "already been used") {
+		t.Errorf("the link a second time: %d %q", p.status, p.text("main"))
+	}
+
+	// Change the newcomer's role, then remove them.
+	p = owner.get("/p/northwind/settings")
+	var uid string
+	p.doc.Find(`[data-testid="member"]`).Each(func(_ int, sel *goquery.Selection) {
+		if e, _ := sel.Attr("data-email"); e == "newcomer@northwind.test" {
+			action, _ := sel.Find(`form[action$="/role"]`).Attr("action")
+			uid = strings.TrimSuffix(strings.TrimPrefix(action, "/p/northwind/settings/members/"), "/role")
+		}
+	})
+	if uid == "" {
+		t.Fatal("the newcomer is not in the member list")
+	}
+	if p := owner.post("/p/northwind/settings/members/"+uid+"/role", url.Values{"role": {"editor"}}); p.status != http.StatusSeeOther {
+		t.Fatalf("change role: %d", p.status)
+	}
+	if role := s.roleOf(t, "newcomer@northwind.test", "northwind"); role != "editor" {
+		t.Errorf("role %q after the change", role)
+	}
+	if p := owner.post("/p/northwind/settings/members/"+uid+"/remove", nil); p.status != http.StatusSeeOther {
+		t.Fatalf("remove: %d", p.status)
+	}
+	if role := s.roleOf(t, "newcomer@northwind.test", "northwind"); role != "" {
+		t.Errorf("still a member as %q", role)
+	}
+
+	// The last owner stays: the refusal is said on the page, nothing changes.
+	var leadID string
+	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select id::text from profiles where email = 'lead@northwind.test'`).Scan(&leadID); err != nil {
+		t.Fatal(err)
+	}
+	owner.post("/p/northwind/settings/members/"+leadID+"/role", url.Values{"role": {"lead"}})
+	if p := owner.get("/p/northwind/settings"); !strings.Contains(p.doc.Find(`[data-testid="flash"].flash-error`).Text(), "at least one owner") {
+		t.Errorf("demoting the last owner: flashes %q", p.doc.Find(`[data-testid="flash"]`).Text())
+	}
+	if role := s.roleOf(t, "lead@northwind.test", "northwind"); role != "owner" {
+		t.Errorf("the last owner became %q", role)
+	}
+
+	// Non-owners: no page, and a forged form changes nothing.
+	editor := s.browser(t)
+	editor.login("editor@northwind.test")
+	if p := editor.get("/p/northwind/settings"); p.status != http.StatusForbidden {
+		t.Errorf("an editor opened settings: %d", p.status)
+	}
+	editor.post("/p/northwind/settings/invitations", url.Values{"email": {"sneaky@northwind.test"}, "role": {"owner"}})
+	editor.post("/p/northwind/settings/members/"+leadID+"/remove", nil)
+	var sneaky int
+	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select count(*) from invitations where email = 'sneaky@northwind.test'`).Scan(&sneaky); err != nil || sneaky != 0 {
+		t.Errorf("an editor's forged invitation: %d %v", sneaky, err)
+	}
+	if role := s.roleOf(t, "lead@northwind.test", "northwind"); role != "owner" {
+		t.Errorf("an editor removed the owner: %q", role)
+	}
+	// Another tenant's owner does not see this project at all.
+	s.makeOwner(t, "lead@acme.test", "acme-travel")
+	other := s.browser(t)
+	other.login("lead@acme.test")
+	if p := other.get("/p/northwind/settings"); p.status != http.StatusNotFound {
+		t.Errorf("another tenant's owner: %d", p.status)
+	}
+}
+
+// TestSettingsProjectAndCollections: the owner edits the project's name, time zone, default
+// channels and collections on the same page; a bad value is refused in the service's words.
+func TestSettingsProjectAndCollections(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.makeOwner(t, "lead@northwind.test", "northwind")
+	owner := s.browser(t)
+	owner.login("lead@northwind.test")
+	owner.get("/p/northwind/settings")
+	p := owner.post("/p/northwind/settings/project", url.Values{"name": {"Northwind Weekly"}, "timezone": {"Europe/Berlin"},
+		"channels": {"x", "linkedin"}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("save project: %d", p.status)
+	}
+	var name, tz string
+	var chans []string
+	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select name, timezone, default_channels from projects where slug = 'northwind'`).Scan(&name, &tz, &chans); err != nil {
+		t.Fatal(err)
+	}
+	if name != "Northwind Weekly" || tz != "Europe/Berlin" || !slices.Equal(chans, []string{"x", "linkedin"}) {
+		t.Errorf("saved %q %q %v", name, tz, chans)
+	}
+	owner.post("/p/northwind/settings/project", url.Values{"name": {"Northwind Weekly"}, "timezone": {"Mars/Olympus"}})
+	if p := owner.get("/p/northwind/settings"); p.count(`[data-testid="flash"].flash-error`) != 1 {
+		t.Errorf("a bad time zone was not refused on the page: %q", p.text(`[data-testid="flash"]`))
+	}
+	if p := owner.post("/p/northwind/settings/collections", url.Values{"name": {"Opinion"}, "slug": {"opinion"}, "kind": {"section"}}); p.status != http.StatusSeeOther {
+		t.Fatalf("add collection: %d", p.status)
+	}
+	p = owner.get("/p/northwind/settings")
+	found := false
+	p.doc.Find(`[data-testid="collection"]`).Each(func(_ int, sel *goquery.Selection) {
+		if strings.Contains(sel.Text(), "Opinion") {
+			found = true
+		}
+	})
+	if !found {
+		t.Error("the new collection is not listed")
+	}
+}
+
+// TestAccountPage: /account changes the display name (banner and profile follow), refuses a
+// wrong current password in words, changes the password, lists sessions and signs the others out.
+func TestAccountPage(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	me := s.browser(t)
+	me.login("editor@northwind.test")
+	elsewhere := s.browser(t)
+	elsewhere.login("editor@northwind.test")
+
+	p := me.get("/account")
+	if p.status != http.StatusOK || p.count(`[data-testid="session"]`) != 2 || p.count(`[data-testid="sign-out-others"]`) != 1 {
+		t.Fatalf("account: %d, %d sessions", p.status, p.count(`[data-testid="session"]`))
+	}
+	if cur, _ := p.doc.Find(`a.account-link`).Attr("aria-current"); cur != "page" {
+		t.Error("the banner's Account link is not marked current")
+	}
+
+	if p := me.post("/account/profile", url.Values{"name": {"Tom R."}}); p.status != http.StatusSeeOther {
+		t.Fatalf("save name: %d", p.status)
+	}
+	if p := me.get("/account"); p.text(`[data-testid="user"]`) != "Tom R." {
+		t.Errorf("banner name %q", p.text(`[data-testid="user"]`))
+	}
+	var display string
+	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select display_name from profiles where email = 'editor@northwind.test'`).Scan(&display); err != nil || display != "Tom R." {
+		t.Errorf("profile display_name %q %v", display, err)
+	}
+	if p := me.post("/account/profile", url.Values{"name": {strings.Repeat("n", 101)}}); p.status != http.StatusBadRequest {
+		t.Errorf("a 101-character name: %d", p.status)
+	}
+
+	p = me.post("/account/password", url.Values{"current_password": {"wrong one"}, "password": {"a new password"}})
+	if p.status != http.StatusUnprocessableEntity || p.text(`[data-testid="password-error"]`) != "The current password is not correct." {
+		t.Fatalf("wrong current password: %d %q", p.status, p.text(`[data-testid="password-error"]`))
+	}
+	p = me.post("/account/password", url.Values{"current_password": {seed.DefaultPassword}, "password": {"a new password"}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("change password: %d %q", p.status, p.text("main"))
+	}
+	// The other browser's session ended with the change.
+	if p := elsewhere.get("/schedule"); p.status != http.StatusSeeOther || !strings.HasPrefix(p.location(), "/login") {
+		t.Errorf("the other session after a password change: %d → %s", p.status, p.location())
+	}
+	again := s.browser(t)
+	again.get("/login")
+	if p := again.post("/login", url.Values{"email": {"editor@northwind.test"}, "password": {"a new password"}}); p.status != http.StatusSeeOther {
+		t.Errorf("sign in with the new password: %d", p.status)
+	}
+	if p := me.get("/account"); p.count(`[data-testid="session"]`) != 2 {
+		t.Errorf("%d sessions listed, want this one and the new sign-in", p.count(`[data-testid="session"]`))
+	}
+	if p := me.post("/account/sessions/others", nil); p.status != http.StatusSeeOther {
+		t.Fatalf("sign out others: %d", p.status)
+	}
+	if p := again.get("/schedule"); p.status != http.StatusSeeOther || !strings.HasPrefix(p.location(), "/login") {
+		t.Errorf("the other session after sign out others: %d → %s", p.status, p.location())
+	}
+	if p := me.get("/account"); p.count(`[data-testid="no-other-sessions"]`) != 1 {
+		t.Error("this browser is not the only session left")
+	}
+}
+
+// TestRolesAreTheSchemas: the dashboard's role list names exactly the roles of DESIGN.md and
+// the database's check constraint (seed.Roles mirrors it for input validation).
+func TestRolesAreTheSchemas(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	var def string
+	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `
+		select pg_get_constraintdef(c.oid) from pg_constraint c
+		 where c.conrelid = 'public.project_members'::regclass and c.contype = 'c'`).Scan(&def); err != nil {
+		t.Fatal(err)
+	}
+	s.makeOwner(t, "lead@northwind.test", "northwind")
+	b := s.browser(t)
+	b.login("lead@northwind.test")
+	var offered []string
+	b.get("/p/northwind/settings").doc.Find(`#invite-role option`).Each(func(_ int, sel *goquery.Selection) {
+		v, _ := sel.Attr("value")
+		offered = append(offered, v)
+		if !strings.Contains(def, "'"+v+"'") {
+			t.Errorf("role %q is offered but not in the schema's %s", v, def)
+		}
+	})
+	if !slices.Equal(offered, seed.Roles) {
+		t.Errorf("offered roles %v, want %v", offered, seed.Roles)
+	}
+}
+
+// TestStartProject: anyone signed in starts a project (create_project) and is its owner, landing
+// on its settings; a taken slug is refused on the form in the service's words.
+func TestStartProject(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	b := s.browser(t)
+	b.login("viewer@northwind.test")
+	if p := b.get("/projects/new"); p.status != http.StatusOK || p.count(`[data-testid="new-project-form"] input[name="channels"]`) == 0 {
+		t.Fatalf("form: %d", p.status)
+	}
+	p := b.post("/projects/new", url.Values{"name": {"Harbour Notes"}, "slug": {"harbour"}, "timezone": {"Europe/Lisbon"}, "channels": {"bluesky"}})
+	if p.status != http.StatusSeeOther || p.location() != "/p/harbour/settings" {
+		t.Fatalf("create: %d → %s %q", p.status, p.location(), p.text(`[data-testid="new-project-error"]`))
+	}
+	if role := s.roleOf(t, "viewer@northwind.test", "harbour"); role != "owner" {
+		t.Errorf("the creator's role %q", role)
+	}
+	if p := b.get("/p/harbour/settings"); p.status != http.StatusOK || p.count(`[data-testid="member"]`) != 1 {
+		t.Errorf("the new project's settings: %d, %d members", p.status, p.count(`[data-testid="member"]`))
+	}
+	p = b.post("/projects/new", url.Values{"name": {"Again"}, "slug": {"northwind"}, "timezone": {"UTC"}})
+	if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.text(`[data-testid="new-project-error"]`), `A project with slug "northwind" already exists`) {
+		t.Errorf("a taken slug: %d %q", p.status, p.text(`[data-testid="new-project-error"]`))
+	}
+}
