@@ -73,6 +73,8 @@ type Server struct {
 	auth     Authenticator
 	invalid  error
 	mcp      *sdk.Server
+	fast     map[string]*fastTool // read tools by name, for fastReads
+	onFast   func()               // tests: called for each request fastReads answers
 	handler  http.Handler
 	metadata http.Handler
 }
@@ -132,7 +134,7 @@ func New(cfg Config) (*Server, error) {
 		ResourceMetadataURL: base + MetadataPath,
 		ClockSkew:           30 * time.Second,
 	})
-	s.handler = cors(requireToken(streamable))
+	s.handler = cors(requireToken(s.fastReads(streamable)))
 	s.metadata = sdkauth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource:               base + Path,
 		AuthorizationServers:   []string{base + "/auth/v1"},
