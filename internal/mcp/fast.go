@@ -39,8 +39,22 @@ type fastTool struct {
 var errNotFast = errors.New("mcp: not for the fast path")
 
 // fastProtocols are the protocol versions (Mcp-Protocol-Version) whose stateless handling the
-// fast path reproduces; newer ones change the envelope and go to the SDK.
-var fastProtocols = map[string]bool{"2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
+// fast path reproduces; any other goes to the SDK.
+var fastProtocols = map[string]bool{"2025-03-26": true, "2025-06-18": true, "2025-11-25": true, newProtocol: true}
+
+// newProtocol is the version the go-sdk client speaks (SEP-2575): every request carries the
+// client's identity in params._meta and names its method and tool in Mcp-Method and Mcp-Name
+// headers, and every result names the server in _meta and says resultType "complete".
+const newProtocol = "2026-07-28"
+
+// Keys of params._meta in newProtocol requests.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaLogLevel           = "io.modelcontextprotocol/logLevel"
+	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+)
 
 // addFastTool lets the fast path call the tool name; schema is its input schema, resolved as
 // the SDK resolves it.
@@ -70,7 +84,7 @@ func (s *Server) fastReads(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		out, ok := s.fastCall(r.Context(), body)
+		out, ok := s.fastCall(r.Context(), r.Header, body)
 		if !ok {
 			next.ServeHTTP(w, r)
 			return
@@ -92,7 +106,7 @@ type readCloser struct {
 
 // fastCall runs the tools/call in body and returns the JSON-RPC response, or false when the
 // request is not one the fast path is sure to answer as the SDK would.
-func (s *Server) fastCall(ctx context.Context, body []byte) ([]byte, bool) {
+func (s *Server) fastCall(ctx context.Context, header http.Header, body []byte) ([]byte, bool) {
 	// Maps keep the keys exactly as sent: the SDK matches field names case-sensitively, and
 	// any member it might read differently (an unknown one, _meta) sends the request there.
 	var msg map[string]json.RawMessage
@@ -108,12 +122,16 @@ func (s *Server) fastCall(ctx context.Context, body []byte) ([]byte, bool) {
 	if json.Unmarshal(msg["params"], &params) != nil || params == nil {
 		return nil, false
 	}
+	newer := header.Get("Mcp-Protocol-Version") == newProtocol
 	args, hasArgs := params["arguments"]
-	if len(params) != 1+btoi(hasArgs) {
-		return nil, false // _meta or anything else besides name and arguments
+	if len(params) != 1+btoi(hasArgs)+btoi(newer) {
+		return nil, false // anything besides name, arguments and (in newProtocol) _meta
 	}
 	var name string
 	if json.Unmarshal(params["name"], &name) != nil {
+		return nil, false
+	}
+	if newer && (header.Get("Mcp-Method") != "tools/call" || header.Get("Mcp-Name") != name || !newProtocolMeta(params["_meta"])) {
 		return nil, false
 	}
 	tool := s.fast[name]
@@ -147,9 +165,16 @@ func (s *Server) fastCall(ctx context.Context, body []byte) ([]byte, bool) {
 		res = &sdk.CallToolResult{}
 		res.SetError(err)
 	}
+	if newer {
+		res.Meta = sdk.Meta{metaServerInfo: implementation}
+	}
 	result, err := marshalNoEscape(res)
 	if err != nil {
 		return nil, false
+	}
+	if newer {
+		// The SDK's unexported resultType field, last in its encoding of a result.
+		result = append(result[:len(result)-1], `,"resultType":"complete"}`...)
 	}
 	out, err := marshalNoEscape(struct {
 		JSONRPC string          `json:"jsonrpc"`
@@ -160,6 +185,43 @@ func (s *Server) fastCall(ctx context.Context, body []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return out, true
+}
+
+// newProtocolMeta checks params._meta of a newProtocol request as the SDK does, decoding the
+// client's identity into the SDK's own types; it accepts only the keys the SDK reads, leaving
+// any other (a progress token, say) to the SDK.
+func newProtocolMeta(raw json.RawMessage) bool {
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(raw, &meta) != nil || string(meta[metaProtocolVersion]) != `"`+newProtocol+`"` {
+		return false
+	}
+	for k := range meta {
+		switch k {
+		case metaProtocolVersion, metaClientInfo, metaClientCapabilities, metaLogLevel:
+		default:
+			return false
+		}
+	}
+	if info, ok := meta[metaClientInfo]; ok {
+		var impl *sdk.Implementation
+		if json.Unmarshal(info, &impl) != nil || impl == nil {
+			return false
+		}
+	}
+	var caps *struct {
+		sdk.ClientCapabilities
+		Roots *sdk.RootCapabilities `json:"roots,omitempty"`
+	}
+	if json.Unmarshal(meta[metaClientCapabilities], &caps) != nil || caps == nil {
+		return false
+	}
+	if level, ok := meta[metaLogLevel]; ok {
+		var l string
+		if json.Unmarshal(level, &l) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // requestID reads a JSON-RPC id the way the SDK keeps it (an integer or a string), to write it
