@@ -12,7 +12,7 @@ APT_PKGS_POOLER := pgbouncer
 APT_PKGS_PROMETHEUS := prometheus
 NPM_DIRS  := $(patsubst %/package.json,%,$(wildcard internal/*/jstest/package.json e2e/package.json))
 
-.PHONY: run build test fuzz deps deps-pg deps-pgbouncer deps-browser deps-haproxy deps-prometheus deps-node deps-npm lint generate bench clean
+.PHONY: run build test fuzz deps deps-pg deps-pgbouncer deps-browser deps-haproxy deps-prometheus deps-node deps-npm lint generate bench bench-report clean
 
 # make run ADDR=127.0.0.1:9090 DATA=/tmp/masthead picks the address and data folder; unset,
 # masthead dev's own defaults apply (MASTHEAD_ADDR / MASTHEAD_DATA, else 127.0.0.1:8080 and .masthead).
@@ -131,6 +131,19 @@ generate:
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v '/handlers$$')
 	$(GO) test -run '^$$' -bench Pages -benchtime 400x ./handlers
+
+# bench-report runs issue 14's benchmarks (every BenchmarkFloor…: ours and the best hand-written
+# equivalent, alternately in one loop) BENCHCOUNT times, one package at a time so they do not
+# load each other, and prints one table: measure | ours | floor | ratio | target (min–max over
+# the runs; the convention and the targets are in internal/benchreport). It takes minutes, so
+# `make test` runs only the parser's tests. The raw output stays in BENCH_OUT.
+BENCHCOUNT ?= 3
+BENCH_OUT  ?= bench-report.txt
+bench-report: deps
+	@pkgs=$$(grep -rl --include='*_test.go' --exclude-dir=node_modules '^func BenchmarkFloor' . | xargs -n1 dirname | sort -u); \
+		echo "$(GO) test -p 1 -run '^$$' -bench '^BenchmarkFloor' -count $(BENCHCOUNT)" $$pkgs; \
+		$(GO) test -p 1 -run '^$$' -bench '^BenchmarkFloor' -count $(BENCHCOUNT) -timeout 60m $$pkgs 2>&1 | tee $(BENCH_OUT)
+	$(GO) run ./cmd/benchreport $(BENCH_OUT)
 
 clean:
 	rm -rf bin

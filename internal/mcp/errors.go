@@ -33,15 +33,12 @@ func refuse(format string, a ...any) error { return &userError{msg: fmt.Sprintf(
 // The output schema is inferred from Out and advertised, but the result is marshalled here
 // rather than by the SDK: its generic path re-parses and validates every result against the
 // schema, which costs more than the REST call behind a small read, and a value built from Out
-// matches Out's schema by construction.
+// matches Out's schema by construction. A read-only tool is also offered to the fast path
+// (fast.go), which calls the same code.
 func addTool[In, Out any](s *Server, t *sdk.Tool, schema *jsonschema.Schema, fn func(context.Context, identity, In) (Out, error)) {
 	t.InputSchema = schema
 	t.OutputSchema = outputSchema[Out]()
-	sdk.AddTool(s.mcp, t, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {
-		id, err := caller(req)
-		if err != nil {
-			return nil, nil, err
-		}
+	call := func(ctx context.Context, id identity, in In) (*sdk.CallToolResult, error) {
 		start := time.Now()
 		out, err := fn(ctx, id, in)
 		outcome := metrics.OutcomeOK
@@ -62,19 +59,36 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, schema *jsonschema.Schema, fn 
 			slog.String("outcome", outcome),
 			slog.Float64("duration_ms", float64(took.Microseconds())/1000))
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		b, err := json.Marshal(out)
 		if err != nil {
-			return nil, nil, fmt.Errorf("mcp: encode %s result: %w", t.Name, err)
+			return nil, fmt.Errorf("mcp: encode %s result: %w", t.Name, err)
 		}
 		// The text block repeats the JSON for clients that read only content, as the spec
 		// suggests for structured results.
 		return &sdk.CallToolResult{
 			Content:           []sdk.Content{&sdk.TextContent{Text: string(b)}},
 			StructuredContent: json.RawMessage(b),
-		}, nil, nil
+		}, nil
+	}
+	sdk.AddTool(s.mcp, t, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {
+		id, err := caller(req)
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := call(ctx, id, in)
+		return res, nil, err
 	})
+	if t.Annotations != nil && t.Annotations.ReadOnlyHint {
+		s.addFastTool(t.Name, schema, func(ctx context.Context, id identity, args []byte) (*sdk.CallToolResult, error) {
+			var in In
+			if err := json.Unmarshal(args, &in); err != nil {
+				return nil, errNotFast
+			}
+			return call(ctx, id, in)
+		})
+	}
 }
 
 // internalError is a failure of ours (network, 5xx, a body we could not read). The model sees

@@ -73,6 +73,8 @@ type Server struct {
 	auth     Authenticator
 	invalid  error
 	mcp      *sdk.Server
+	fast     map[string]*fastTool // read tools by name, for fastReads
+	onFast   func()               // tests: called for each request fastReads answers
 	handler  http.Handler
 	metadata http.Handler
 }
@@ -106,8 +108,7 @@ func New(cfg Config) (*Server, error) {
 		api: api, hc: hc, apiURL: strings.TrimRight(cfg.APIURL, "/"), key: cfg.PublishableKey,
 		base: base, log: log, metrics: cfg.Metrics, auth: cfg.Auth, invalid: cfg.InvalidToken,
 	}
-	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "masthead", Title: "Masthead", Version: version},
-		&sdk.ServerOptions{Instructions: instructions})
+	s.mcp = sdk.NewServer(implementation, &sdk.ServerOptions{Instructions: instructions})
 	s.addReadTools()
 	s.addWorkflowTools()
 	s.addRoundTools()
@@ -132,7 +133,7 @@ func New(cfg Config) (*Server, error) {
 		ResourceMetadataURL: base + MetadataPath,
 		ClockSkew:           30 * time.Second,
 	})
-	s.handler = cors(requireToken(streamable))
+	s.handler = cors(requireToken(s.fastReads(streamable)))
 	s.metadata = sdkauth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource:               base + Path,
 		AuthorizationServers:   []string{base + "/auth/v1"},
@@ -141,6 +142,9 @@ func New(cfg Config) (*Server, error) {
 	})
 	return s, nil
 }
+
+// implementation is how the server names itself to clients.
+var implementation = &sdk.Implementation{Name: "masthead", Title: "Masthead", Version: version}
 
 // instructions is what a model reads about the server as a whole when it connects.
 const instructions = `Masthead is an editorial workflow: publications move draft → reviewing → approved → scheduled → published (or changes_requested, archived). You act as the person who connected you, with their role in each project; the service refuses what they may not do. Text, promos and media change only while a publication is a draft or has changes requested; a lead can reopen an approved or scheduled one to draft.

@@ -202,11 +202,17 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 	}
 	st.Mount(e.Group("/storage/v1"))
 
-	// MCP for AI clients, without the publishable key (they never have it); its tools call
-	// /rest/v1 over HTTP with the caller's own token. /mcp verifies tokens offline: REST checks
-	// the session on every tool call, so a lookup here too would only add a transaction.
+	// MCP for AI clients, without the publishable key (they never have it); its tools make
+	// /rest/v1 requests with the caller's own token, handed to this service in process like the
+	// dashboard's (the same routes, middleware and checks, without a loopback socket: that hop
+	// was a third of what list_projects over MCP added to its REST request). /mcp verifies
+	// tokens offline: REST checks the session on every tool call, so a lookup here too would
+	// only add a transaction.
+	rest := client.InProcess(s.echo)
+	rest.Timeout = s.cfg.RequestTimeout
 	m, err := mcp.New(mcp.Config{
 		APIURL: s.cfg.BaseURL(), PublishableKey: s.cfg.PublishableKey, PublicURL: s.cfg.BaseURL(),
+		HTTPClient: rest,
 		Auth: mcp.TokenVerifier(func(token string) ([]byte, error) {
 			c, err := s.auth.Verifier().Verify(token)
 			if err != nil {

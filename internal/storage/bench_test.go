@@ -4,35 +4,65 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/labstack/echo/v4"
-
-	"masthead/internal/pg"
 )
 
-// BenchmarkDownload100kB compares an authenticated download (token verified, session checked,
-// media row read under RLS, file streamed) with http.ServeFile of the same file, the ceiling
-// for serving it from Go, each with 16 concurrent clients over loopback HTTP/1.1.
+// BenchmarkFloorDownload compares an authenticated download of a 100 kB image (token
+// verified, session checked and media row read under RLS in one round trip, file streamed)
+// with http.ServeFile of the same file, the floor for serving it from Go, each with 16
+// concurrent clients over loopback HTTP/1.1. Every iteration sends one batch to ours and then
+// one to the floor, so load from other processes on a shared machine hits both alike; figures
+// follow /work/notes/bench-convention.md (ours_*, floor_*, ratio_*; `make bench-report`).
+// cpu-µs/req is this process's CPU (server and clients); pg-cpu-µs/req is PostgreSQL's.
 //
-//	go test ./internal/storage -run '^$' -bench Download100kB -benchtime 5s
-func BenchmarkDownload100kB(b *testing.B) {
+//	go test ./internal/storage -run '^$' -bench FloorDownload -benchtime 5s
+func BenchmarkFloorDownload(b *testing.B) {
+	ev, key, size, plain := downloadFixture(b)
+	url := ev.srv.URL + "/storage/v1/object/authenticated/media/" + key
+	alternate(b, ev, size, func() *http.Request {
+		hr, _ := http.NewRequest(http.MethodGet, url, nil)
+		ev.authorize(hr, req{user: "viewerA"})
+		return hr
+	}, plain)
+}
+
+// BenchmarkFloorSignedDownload is BenchmarkFloorDownload for a signed URL: no identity and no
+// database, only the token's signature and expiry are checked before the file is streamed.
+//
+//	go test ./internal/storage -run '^$' -bench FloorSignedDownload -benchtime 5s
+func BenchmarkFloorSignedDownload(b *testing.B) {
+	ev, key, size, plain := downloadFixture(b)
+	token := ev.h.signer.sign(Bucket+"/"+key, "image/png", time.Hour)
+	url := ev.srv.URL + "/storage/v1/object/sign/media/" + key + "?token=" + token
+	alternate(b, ev, size, func() *http.Request {
+		hr, _ := http.NewRequest(http.MethodGet, url, nil)
+		return hr
+	}, plain)
+}
+
+// downloadFixture stores a 100 kB image as proj-a/bench.png (media row and object) and serves
+// the same file with http.ServeFile on a server of its own, whose URL it returns.
+func downloadFixture(b *testing.B) (ev *env, key string, size int, plainURL string) {
 	d, err := NewDisk(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { d.Close() })
-	ev := newEnv(b, d)
+	ev = newEnv(b, d)
 	data := make([]byte, 100_000)
 	rand.Read(data)
-	const key = "proj-a/bench.png"
+	key = "proj-a/bench.png"
 	if _, err := ev.db.Owner(b).Exec(context.Background(), `insert into media (project_id, storage_path, mime_type, bytes)
 		select id, $1, 'image/png', $2 from projects where slug = 'proj-a'`, key, len(data)); err != nil {
 		b.Fatal(err)
@@ -45,57 +75,138 @@ func BenchmarkDownload100kB(b *testing.B) {
 		http.ServeFile(w, r, file)
 	}))
 	b.Cleanup(plain.Close)
+	return ev, key, len(data), plain.URL
+}
 
-	const clients = 16
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}}
-	run := func(b *testing.B, url string, r req) {
-		b.SetBytes(int64(len(data)))
-		b.SetParallelism((clients + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
-		b.ResetTimer()
-		start, cpu0 := time.Now(), processCPU()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				hr, _ := http.NewRequest(http.MethodGet, url, nil)
-				ev.authorize(hr, r)
-				resp, err := client.Do(hr)
+// downloadClients is how many clients download at once in the Floor benchmarks.
+const downloadClients = 16
+
+// downloadBatch is how many requests each side gets per iteration: long enough for the
+// clients to reach full speed, short enough that load changes hit both sides.
+const downloadBatch = 20 * downloadClients
+
+// side is one of the two servers a Floor benchmark compares, and what its batches cost.
+type side struct {
+	request       func() *http.Request
+	client        *http.Client
+	n             int
+	wall, cpu, pg time.Duration
+}
+
+// alternate runs b's loop: each iteration sends downloadBatch requests from downloadClients
+// clients to ours, then as many to the floor (a plain GET of floorURL), each expected to answer
+// 200 with size bytes; then it reports both throughputs and CPU costs and their ratios.
+func alternate(b *testing.B, ev *env, size int, ours func() *http.Request, floorURL string) {
+	pgCPU := postgresCPU(b, ev)
+	newClient := func() *http.Client {
+		return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: downloadClients, MaxConnsPerHost: downloadClients}}
+	}
+	us := &side{request: ours, client: newClient()}
+	floor := &side{request: func() *http.Request {
+		hr, _ := http.NewRequest(http.MethodGet, floorURL, nil)
+		return hr
+	}, client: newClient()}
+	// One warm-up batch each: connections opened, statements prepared.
+	for _, s := range []*side{us, floor} {
+		if err := s.batch(size, pgCPU); err != nil {
+			b.Fatal(err)
+		}
+		*s = side{request: s.request, client: s.client}
+	}
+	b.SetBytes(int64(2 * downloadBatch * size))
+	b.ResetTimer()
+	for b.Loop() {
+		for _, s := range []*side{us, floor} {
+			if err := s.batch(size, pgCPU); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.StopTimer()
+	per := func(d time.Duration, n int) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(n) }
+	oursRate, floorRate := float64(us.n)/us.wall.Seconds(), float64(floor.n)/floor.wall.Seconds()
+	oursCPU, floorCPU := per(us.cpu, us.n), per(floor.cpu, floor.n)
+	b.ReportMetric(oursRate, "ours_req/s")
+	b.ReportMetric(floorRate, "floor_req/s")
+	b.ReportMetric(oursRate/floorRate, "ratio_req/s")
+	b.ReportMetric(oursCPU, "ours_cpu-µs/req")
+	b.ReportMetric(floorCPU, "floor_cpu-µs/req")
+	b.ReportMetric(oursCPU/floorCPU, "ratio_cpu-µs/req")
+	b.ReportMetric(per(us.pg, us.n), "pg-cpu-µs/req")
+}
+
+// batch sends downloadBatch requests from downloadClients concurrent clients and adds their
+// count, wall time, this process's CPU and PostgreSQL's CPU to s.
+func (s *side) batch(size int, pgCPU func() time.Duration) error {
+	errs := make(chan error, downloadClients)
+	// PostgreSQL's CPU is read outside the window, since reading it costs this process CPU.
+	pg0 := pgCPU()
+	start, cpu0 := time.Now(), processCPU()
+	for range downloadClients {
+		go func() {
+			for range downloadBatch / downloadClients {
+				resp, err := s.client.Do(s.request())
 				if err != nil {
-					b.Error(err)
+					errs <- err
 					return
 				}
 				n, _ := io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK || n != int64(len(data)) {
-					b.Errorf("status %d, %d bytes", resp.StatusCode, n)
+				if resp.StatusCode != http.StatusOK || n != int64(size) {
+					errs <- fmt.Errorf("status %d, %d bytes", resp.StatusCode, n)
 					return
 				}
 			}
-		})
-		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
-		b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/req")
+			errs <- nil
+		}()
 	}
-	b.Run("ServeFile", func(b *testing.B) { run(b, plain.URL, req{noKey: true}) })
-	b.Run("authenticated", func(b *testing.B) {
-		run(b, ev.srv.URL+"/storage/v1/object/authenticated/media/"+key, req{user: "viewerA"})
-	})
-	// The same download with the identity already known: what this package's own work (the
-	// RLS lookup and http.ServeContent) costs, apart from verifying the token and its session.
-	hr, _ := http.NewRequest(http.MethodGet, "/", nil)
-	ev.authorize(hr, req{user: "viewerA"})
-	caller, err := ev.auth.Caller(hr)
+	var first error
+	for range downloadClients {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	s.cpu += processCPU() - cpu0
+	s.wall += time.Since(start)
+	s.pg += pgCPU() - pg0
+	s.n += downloadBatch
+	return first
+}
+
+// postgresCPU returns a function reading the CPU time used by the test's PostgreSQL server:
+// the postmaster and its live children (the pool keeps its backends for the whole run, so the
+// difference of two readings is what the requests between them cost). /proc counts in ticks of
+// 10 ms, fine over a benchmark's many batches. Without /proc it reads zero.
+func postgresCPU(b *testing.B, ev *env) func() time.Duration {
+	var dataDir string
+	if err := ev.db.Owner(b).QueryRow(context.Background(), `show data_directory`).Scan(&dataDir); err != nil {
+		b.Fatal(err)
+	}
+	pidFile, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	h, err := New(ev.db.Pool, knownCaller{caller}, ev.h.opts, ev.h.log)
-	if err != nil {
-		b.Fatal(err)
+	postmaster, _, _ := strings.Cut(string(pidFile), "\n")
+	postmaster = strings.TrimSpace(postmaster)
+	ticks := func(pid string) int64 {
+		data, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			return 0 // the process ended
+		}
+		// pid (comm) state ppid … utime(14) stime(15): comm may hold spaces, so cut at ')'.
+		f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		return ut + st
 	}
-	e := echo.New()
-	h.Mount(e.Group("/storage/v1"))
-	known := httptest.NewServer(e)
-	b.Cleanup(known.Close)
-	b.Run("caller known", func(b *testing.B) {
-		run(b, known.URL+"/storage/v1/object/authenticated/media/"+key, req{})
-	})
+	return func() time.Duration {
+		n := ticks(postmaster)
+		children, _ := os.ReadFile("/proc/" + postmaster + "/task/" + postmaster + "/children")
+		for _, pid := range strings.Fields(string(children)) {
+			n += ticks(pid)
+		}
+		return time.Duration(n) * 10 * time.Millisecond
+	}
 }
 
 // processCPU is the CPU time this process (server and clients, not PostgreSQL) has used: on a
@@ -105,11 +216,6 @@ func processCPU() time.Duration {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
-
-// knownCaller answers every request with one caller, to measure storage without identity.
-type knownCaller struct{ c pg.Caller }
-
-func (k knownCaller) Caller(*http.Request) (pg.Caller, error) { return k.c, nil }
 
 // BenchmarkDownloadParts splits the authenticated download's database work into its two
 // queries, each with 16 concurrent callers: the identity service's Caller (token verified,

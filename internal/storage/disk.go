@@ -15,10 +15,13 @@ import (
 )
 
 // Disk keeps objects as files under one folder (the data folder's media directory in dev),
-// each at <root>/<storage path>. Every file operation goes through os.Root, so even a key that
-// slipped past validation cannot reach outside the folder, through ".." or a symlink.
+// each at <root>/<storage path>. Every file operation goes through os.Root, or for a download
+// through openat2(2) with RESOLVE_BENEATH where the kernel has it, so even a key that slipped
+// past validation cannot reach outside the folder, through ".." or a symlink.
 type Disk struct {
 	root *os.Root
+	dir  *os.File // the same folder, for openBeneath
+	fd   int      // dir's descriptor
 }
 
 // NewDisk opens (creating if needed) the folder objects live in.
@@ -30,16 +33,24 @@ func NewDisk(dir string) (*Disk, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
-	return &Disk{root: root}, nil
+	f, err := os.Open(dir)
+	if err != nil {
+		root.Close()
+		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
+	}
+	return &Disk{root: root, dir: f, fd: int(f.Fd())}, nil
 }
 
-// Close releases the folder handle.
-func (d *Disk) Close() error { return d.root.Close() }
+// Close releases the folder handles.
+func (d *Disk) Close() error { return errors.Join(d.root.Close(), d.dir.Close()) }
 
 // Open implements Backend. The ETag is nginx's: modification time and size in hex, which
 // changes whenever the file is replaced and costs no read of the content.
 func (d *Disk) Open(_ context.Context, key string) (*Object, error) {
-	f, err := d.root.Open(key)
+	f, err := openBeneath(d.fd, key)
+	if errors.Is(err, errors.ErrUnsupported) {
+		f, err = d.root.Open(key)
+	}
 	if err != nil {
 		// A key under an object ("a.png/b.png") names nothing either.
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {

@@ -1,0 +1,7 @@
+package mcp
+
+// SDKOnly turns s's fast path off, so every request is the SDK's to answer.
+func SDKOnly(s *Server) { s.fast = nil }
+
+// OnFast makes s call f for each request its fast path answers.
+func OnFast(s *Server, f func()) { s.onFast = f }

@@ -1,0 +1,292 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The fast path for read tools. Most of what reaches /mcp is tools/call of a read tool, one
+// JSON-RPC request per POST with a JSON answer, and in stateless mode the SDK builds a whole
+// session for each one: a connection, its goroutines and a fresh 32 kB decoder buffer for
+// every JSON value it parses (several per message), which cost more CPU than the REST request
+// behind a small read. fastReads answers exactly that request itself, after the SDK's own
+// bearer-token middleware, with the same checks, the same tool code and the same bytes on the
+// wire (TestFastPathAnswersAsTheSDK compares them). Anything else, and any request it is not
+// certain of (another method, a batch, _meta, arguments the schema refuses, an unknown or newer
+// protocol version, a body too large), goes to the SDK untouched, which stays the MCP server
+// for initialize, tools/list and every error.
+
+// fastTool is a read tool as the fast path calls it.
+type fastTool struct {
+	input *jsonschema.Resolved
+	// run decodes validated arguments and calls the tool as the SDK's handler would; it
+	// returns errNotFast when the arguments do not decode, for the SDK to word the error.
+	run func(ctx context.Context, id identity, args []byte) (*sdk.CallToolResult, error)
+}
+
+// errNotFast sends a request to the SDK after all.
+var errNotFast = errors.New("mcp: not for the fast path")
+
+// fastProtocols are the protocol versions (Mcp-Protocol-Version) whose stateless handling the
+// fast path reproduces; any other goes to the SDK.
+var fastProtocols = map[string]bool{"2025-03-26": true, "2025-06-18": true, "2025-11-25": true, newProtocol: true}
+
+// newProtocol is the version the go-sdk client speaks (SEP-2575): every request carries the
+// client's identity in params._meta and names its method and tool in Mcp-Method and Mcp-Name
+// headers, and every result names the server in _meta and says resultType "complete".
+const newProtocol = "2026-07-28"
+
+// Keys of params._meta in newProtocol requests.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaLogLevel           = "io.modelcontextprotocol/logLevel"
+	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+)
+
+// addFastTool lets the fast path call the tool name; schema is its input schema, resolved as
+// the SDK resolves it.
+func (s *Server) addFastTool(name string, schema *jsonschema.Schema, run func(context.Context, identity, []byte) (*sdk.CallToolResult, error)) {
+	resolved, err := schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		panic("mcp: resolve input schema of " + name + ": " + err.Error()) // caught by every test that builds the server
+	}
+	if s.fast == nil {
+		s.fast = map[string]*fastTool{}
+	}
+	s.fast[name] = &fastTool{input: resolved, run: run}
+}
+
+// fastReads answers tools/call of a read tool and hands every other request to next (the
+// SDK's handler), body intact.
+func (s *Server) fastReads(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !fastProtocols[r.Header.Get("Mcp-Protocol-Version")] ||
+			!isJSON(r.Header.Get("Content-Type")) || !acceptsJSONAndStream(r.Header.Values("Accept")) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		if err != nil || len(body) > sdk.DefaultMaxRequestBodyBytes {
+			next.ServeHTTP(w, r)
+			return
+		}
+		out, ok := s.fastCall(r.Context(), r.Header, body)
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if s.onFast != nil {
+			s.onFast()
+		}
+		h := w.Header()
+		h.Set("Cache-Control", "no-cache, no-transform")
+		h.Set("Content-Type", "application/json")
+		_, _ = w.Write(out)
+	})
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// fastCall runs the tools/call in body and returns the JSON-RPC response, or false when the
+// request is not one the fast path is sure to answer as the SDK would.
+func (s *Server) fastCall(ctx context.Context, header http.Header, body []byte) ([]byte, bool) {
+	// Maps keep the keys exactly as sent: the SDK matches field names case-sensitively, and
+	// any member it might read differently (an unknown one, _meta) sends the request there.
+	var msg map[string]json.RawMessage
+	if len(body) == 0 || body[0] != '{' || json.Unmarshal(body, &msg) != nil || len(msg) != 4 ||
+		string(msg["jsonrpc"]) != `"2.0"` || string(msg["method"]) != `"tools/call"` {
+		return nil, false
+	}
+	id, ok := requestID(msg["id"])
+	if !ok {
+		return nil, false
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(msg["params"], &params) != nil || params == nil {
+		return nil, false
+	}
+	newer := header.Get("Mcp-Protocol-Version") == newProtocol
+	args, hasArgs := params["arguments"]
+	if len(params) != 1+btoi(hasArgs)+btoi(newer) {
+		return nil, false // anything besides name, arguments and (in newProtocol) _meta
+	}
+	var name string
+	if json.Unmarshal(params["name"], &name) != nil {
+		return nil, false
+	}
+	if newer && (header.Get("Mcp-Method") != "tools/call" || header.Get("Mcp-Name") != name || !newProtocolMeta(params["_meta"])) {
+		return nil, false
+	}
+	tool := s.fast[name]
+	if tool == nil {
+		return nil, false
+	}
+	// Arguments are validated (and defaults applied) on their generic form, as the SDK does;
+	// absent or null arguments are an empty object (a client that marshals a nil map sends null).
+	v := map[string]any{}
+	if hasArgs && string(args) != "null" && (len(args) == 0 || args[0] != '{' || json.Unmarshal(args, &v) != nil) {
+		return nil, false
+	}
+	var generic any = v
+	if tool.input.ApplyDefaults(&generic) != nil || tool.input.Validate(&generic) != nil {
+		return nil, false
+	}
+	input, err := json.Marshal(generic)
+	if err != nil {
+		return nil, false
+	}
+	who, err := identityOf(sdkauth.TokenInfoFromContext(ctx))
+	if err != nil {
+		return nil, false
+	}
+	res, err := tool.run(ctx, who, input)
+	if errors.Is(err, errNotFast) {
+		return nil, false
+	}
+	if err != nil {
+		// A tool's failure is a result the model reads, as in the SDK's typed handlers.
+		res = &sdk.CallToolResult{}
+		res.SetError(err)
+	}
+	if newer {
+		res.Meta = sdk.Meta{metaServerInfo: implementation}
+	}
+	result, err := marshalNoEscape(res)
+	if err != nil {
+		return nil, false
+	}
+	if newer {
+		// The SDK's unexported resultType field, last in its encoding of a result.
+		result = append(result[:len(result)-1], `,"resultType":"complete"}`...)
+	}
+	out, err := marshalNoEscape(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      any             `json:"id"`
+		Result  json.RawMessage `json:"result"`
+	}{"2.0", id, result})
+	if err != nil {
+		return nil, false
+	}
+	return out, true
+}
+
+// newProtocolMeta checks params._meta of a newProtocol request as the SDK does, decoding the
+// client's identity into the SDK's own types; it accepts only the keys the SDK reads, leaving
+// any other (a progress token, say) to the SDK.
+func newProtocolMeta(raw json.RawMessage) bool {
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(raw, &meta) != nil || string(meta[metaProtocolVersion]) != `"`+newProtocol+`"` {
+		return false
+	}
+	for k := range meta {
+		switch k {
+		case metaProtocolVersion, metaClientInfo, metaClientCapabilities, metaLogLevel:
+		default:
+			return false
+		}
+	}
+	if info, ok := meta[metaClientInfo]; ok {
+		var impl *sdk.Implementation
+		if json.Unmarshal(info, &impl) != nil || impl == nil {
+			return false
+		}
+	}
+	var caps *struct {
+		sdk.ClientCapabilities
+		Roots *sdk.RootCapabilities `json:"roots,omitempty"`
+	}
+	if json.Unmarshal(meta[metaClientCapabilities], &caps) != nil || caps == nil {
+		return false
+	}
+	if level, ok := meta[metaLogLevel]; ok {
+		var l string
+		if json.Unmarshal(level, &l) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// requestID reads a JSON-RPC id the way the SDK keeps it (an integer or a string), to write it
+// back the way the SDK writes it.
+func requestID(raw json.RawMessage) (any, bool) {
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return nil, false
+		}
+		return s, true
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return nil, false
+	}
+	return n, true
+}
+
+// identityOf is caller for a request the SDK has not parsed: the token info its bearer
+// middleware put in the context.
+func identityOf(info *sdkauth.TokenInfo) (identity, error) {
+	if info == nil {
+		return identity{}, errNotFast
+	}
+	return caller(&sdk.CallToolRequest{Extra: &sdk.RequestExtra{TokenInfo: info}})
+}
+
+// marshalNoEscape encodes v as the SDK's JSON-RPC layer does: no HTML escaping, no newline.
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+func isJSON(contentType string) bool {
+	t, _, err := mime.ParseMediaType(contentType)
+	return err == nil && t == "application/json"
+}
+
+// acceptsJSONAndStream is the SDK's check that a stateless POST accepts both answers; the SDK
+// also takes wildcards, which the fast path leaves to it.
+func acceptsJSONAndStream(values []string) (ok bool) {
+	var j, s bool
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			base, _, _ := strings.Cut(part, ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json":
+				j = true
+			case "text/event-stream":
+				s = true
+			}
+		}
+	}
+	return j && s
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
