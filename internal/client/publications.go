@@ -31,7 +31,8 @@ type QueueFilter struct {
 	NotAuthorID string
 	// ScheduledFrom and ScheduledTo bound scheduled_for (inclusive, exclusive) when set.
 	ScheduledFrom, ScheduledTo time.Time
-	// Text is matched, case-insensitively, against title and summary.
+	// Text is matched, case-insensitively, against title, summary and body, through
+	// search_publications (an index serves it under row-level security).
 	Text   string
 	Offset int
 	Limit  int
@@ -41,11 +42,14 @@ type QueueFilter struct {
 // row embeds its author, collection, promos (with their channel's limits, to judge readiness)
 // and its latest status event (to say how long it has been in its status).
 func (c *Client) Queue(ctx context.Context, accessToken string, f QueueFilter) ([]Publication, int, error) {
-	q := From("publications").
-		Select("id,project_id,title,slug,status,version,created_at,updated_at,scheduled_for,"+
-			"author:profiles!author_id(display_name),collection:collections(id,name),"+
-			"promos(id,channel,body,link,channels(slug,name,limits)),"+
-			"status_events(id,to_status,created_at)").
+	q := From("publications")
+	if t := strings.TrimSpace(f.Text); t != "" {
+		q = FromRPC("search_publications", map[string]any{"phrase": t, "project": f.ProjectID})
+	}
+	q.Select("id,project_id,title,slug,status,version,created_at,updated_at,scheduled_for,"+
+		"author:profiles!author_id(display_name),collection:collections(id,name),"+
+		"promos(id,channel,body,link,channels(slug,name,limits)),"+
+		"status_events(id,to_status,created_at)").
 		Eq("project_id", f.ProjectID).
 		Order("created_at.desc,id.desc").
 		Param("status_events.order", "id.desc").
@@ -73,9 +77,6 @@ func (c *Client) Queue(ctx context.Context, accessToken string, f QueueFilter) (
 	}
 	if !f.ScheduledTo.IsZero() {
 		q.Filter("scheduled_for", "lt", f.ScheduledTo.UTC().Format(time.RFC3339))
-	}
-	if t := likePattern(f.Text); t != "" {
-		q.Or("title.ilike." + Quote(t) + ",summary.ilike." + Quote(t))
 	}
 	var out []Publication
 	res, err := c.Get(ctx, accessToken, q, &out)
