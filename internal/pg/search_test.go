@@ -12,11 +12,11 @@ import (
 )
 
 // searchAs runs search_publications as user and returns the titles found, in order.
-func (f *fixture) searchAs(t *testing.T, user, phrase string, project any) []string {
+func (f *fixture) searchAs(t *testing.T, user, phrase string, project, maxRows any) []string {
 	t.Helper()
 	var titles []string
 	err := pg.WithCaller(context.Background(), f.db.Pool, f.caller(user), pg.ReadOnly, func(tx pgx.Tx) error {
-		rows, err := tx.Query(context.Background(), `select title from public.search_publications($1, $2)`, phrase, project)
+		rows, err := tx.Query(context.Background(), `select title from public.search_publications($1, $2, $3)`, phrase, project, maxRows)
 		if err != nil {
 			return err
 		}
@@ -47,8 +47,8 @@ func TestSearchStaysInTenant(t *testing.T) {
 		{f.projA, "editorA", "Unrelated in A", "", "plain"},
 		{f.projB, "editorB", "Harbour lights in B", "", "plain"},
 	} {
-		if _, err := own.Exec(ctx, `insert into publications (project_id, author_id, title, slug, summary, body)
-			values ($1, $2, $3, 'search-' || $4::int, $5, $6)`, p.proj, f.users[p.author], p.title, i, p.summary, p.body); err != nil {
+		if _, err := own.Exec(ctx, `insert into publications (project_id, author_id, title, slug, summary, body, created_at)
+			values ($1, $2, $3, 'search-' || $4::int, $5, $6, now() + $4::int * interval '1 second')`, p.proj, f.users[p.author], p.title, i, p.summary, p.body); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -70,8 +70,12 @@ func TestSearchStaysInTenant(t *testing.T) {
 		{"underscore is literal", "viewerA", "h_rbour", nil, nil},
 		{"empty phrase finds nothing", "viewerA", "  ", nil, nil},
 	}
+	// max_rows keeps the newest: the phrase in every row of A, capped at two.
+	if got := f.searchAs(t, "viewerA", "in A", f.projA, 2); !slices.Equal(got, []string{"Unrelated in A", "Third in A"}) {
+		t.Errorf("capped search found %q, want the two newest", got)
+	}
 	for _, c := range cases {
-		got := f.searchAs(t, c.user, c.phrase, c.project)
+		got := f.searchAs(t, c.user, c.phrase, c.project, nil)
 		if !slices.Equal(sorted(got), sorted(c.want)) {
 			t.Errorf("%s: search %q found %q, want %q", c.name, c.phrase, got, c.want)
 		}
@@ -100,11 +104,11 @@ func TestSearchPlanUsesTrigramIndex(t *testing.T) {
 	}
 	var src string
 	mustScan(t, own.QueryRow(ctx, `select prosrc from pg_proc where proname = 'search_publications'`), &src)
-	i, j := strings.Index(src, "'select p.*"), strings.Index(src, "desc'")
+	i, j := strings.Index(src, "'select p.*"), strings.Index(src, "limit $3'")
 	if i < 0 || j < i {
 		t.Fatalf("cannot find the query in search_publications:\n%s", src)
 	}
-	body := src[i+1 : j+len("desc")]
+	body := src[i+1 : j+len("limit $3")]
 	tx, err := own.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +119,7 @@ func TestSearchPlanUsesTrigramIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	var lines []string
-	rows, err := tx.Query(ctx, "explain "+body, "%lighthouse%", nil)
+	rows, err := tx.Query(ctx, "explain "+body, "%lighthouse%", nil, 1001)
 	if err == nil {
 		lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
 	}
@@ -127,7 +131,7 @@ func TestSearchPlanUsesTrigramIndex(t *testing.T) {
 	if strings.Contains(plan, "Seq Scan on publications") || !strings.Contains(plan, "publications_search_idx") {
 		t.Errorf("want publications_search_idx, no sequential scan:\n%s", plan)
 	}
-	if got := f.searchAs(t, "reviewerA", "Lighthouse", nil); len(got) != 1 {
+	if got := f.searchAs(t, "reviewerA", "Lighthouse", nil, 1001); len(got) != 1 {
 		t.Errorf("search found %q, want the one bulk row", got)
 	}
 	direct := f.explain(t, "reviewerA", `select * from publications where body ilike '%lighthouse%'`)

@@ -26,10 +26,13 @@ create index publications_search_idx on public.publications
 
 -- search_publications returns the caller's publications whose title, summary or body contains
 -- phrase (case-insensitive, as ilike; LIKE's wildcards in phrase are matched literally), in
--- project when given, newest first. An empty phrase matches nothing: list without it.
--- PL/pgSQL with EXECUTE, so every call is planned with its own pattern: a rare phrase goes
--- through the trigram index, a common one walks the project's rows.
-create function public.search_publications(phrase text, project uuid default null)
+-- project when given, newest first, at most max_rows of them when given. An empty phrase
+-- matches nothing: list without it. PL/pgSQL with EXECUTE, so every call is planned with its
+-- own pattern and cap: a rare phrase goes through the trigram index, a common one walks the
+-- project's newest rows (publications_recent_idx) and stops at the cap. A caller that pages
+-- through the matches and shows their number passes a cap (the dashboard: 1,001, shown as
+-- "more than 1,000"), so a phrase found in every row costs a page, not the whole project.
+create function public.search_publications(phrase text, project uuid default null, max_rows integer default null)
 returns setof public.publications
 language plpgsql stable security definer set search_path = ''
 rows 200
@@ -45,10 +48,11 @@ begin
       where p.project_id = any ((select app.project_ids())::uuid[])
         and ($2::uuid is null or p.project_id = $2)
         and app.search_text(p.title, p.summary, p.body) ilike $1
-      order by p.created_at desc, p.id desc'
-    using '%' || replace(replace(replace(p, '\', '\\'), '%', '\%'), '_', '\_') || '%', project;
+      order by p.created_at desc, p.id desc
+      limit $3'
+    using '%' || replace(replace(replace(p, '\', '\\'), '%', '\%'), '_', '\_') || '%', project, max_rows;
 end
 $$;
 
-revoke execute on function public.search_publications(text, uuid) from public;
-grant execute on function public.search_publications(text, uuid) to anon, authenticated;
+revoke execute on function public.search_publications(text, uuid, integer) from public;
+grant execute on function public.search_publications(text, uuid, integer) to anon, authenticated;
