@@ -56,3 +56,31 @@ $$;
 
 revoke execute on function public.search_publications(text, uuid, integer) from public;
 grant execute on function public.search_publications(text, uuid, integer) to anon, authenticated;
+
+-- The publication triggers that act only on some changes now say so in their WHEN clause, the
+-- very condition each function tests first, so PostgreSQL skips the call instead of entering
+-- PL/pgSQL (and, for the SECURITY DEFINER ones, switching user and search_path) to find there
+-- is nothing to do. Every content change bumps the version through an UPDATE of the
+-- publication (app.content_frozen), and the bulk seed makes hundreds of thousands of them.
+-- Same triggers, same names (so the same order), same functions: only the calls that returned
+-- at once are gone. In a BEFORE trigger WHEN is evaluated just before the call, after the
+-- triggers named before it, exactly as the function's own test was.
+drop trigger publications_audit on public.publications;
+create trigger publications_audit after update on public.publications
+  for each row
+  when (new.status is distinct from old.status
+        or (new.status = 'scheduled' and new.scheduled_for is distinct from old.scheduled_for))
+  execute function app.publications_audit();
+
+drop trigger publications_revision on public.publications;
+create trigger publications_revision after update on public.publications
+  for each row
+  when (new.status = 'reviewing' and old.status is distinct from 'reviewing')
+  execute function app.record_revision();
+
+drop trigger publications_ready on public.publications;
+create trigger publications_ready before update on public.publications
+  for each row
+  when (new.status in ('scheduled', 'published')
+        and (new.status is distinct from old.status or new.scheduled_for is distinct from old.scheduled_for))
+  execute function app.publications_ready();
