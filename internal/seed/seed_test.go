@@ -247,13 +247,14 @@ func TestBulkSeed(t *testing.T) {
 	}
 }
 
-// BenchmarkSeed100k times the benchmark-sized set: 100,000 publications per project. Run it
-// by hand: go test -run '^$' -bench Seed100k -benchtime 1x ./internal/seed
+// BenchmarkFloorSeed100k times the benchmark-sized set: 100,000 publications per project
+// (issue 14's `masthead seed --publications 100000`, reported as ours_s for make bench-report;
+// there is no floor). Run it by hand: go test -run '^$' -bench Seed100k -benchtime 1x ./internal/seed
 //
 // Besides wall time it reports the CPU seconds the database server and this process spent:
 // on a shared machine wall time says more about the neighbours than about the seed, and the
 // CPU total divided by the core count is what an idle machine would take.
-func BenchmarkSeed100k(b *testing.B) {
+func BenchmarkFloorSeed100k(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
 		b.StopTimer()
@@ -270,6 +271,7 @@ func BenchmarkSeed100k(b *testing.B) {
 		waitBackendsGone(b, db.Owner(b)) // the seed's backends have exited, so their time is counted
 		b.ReportMetric(sum.BulkDuration.Seconds(), "bulk-s")
 		b.ReportMetric(sum.Duration.Seconds(), "total-s")
+		b.ReportMetric(sum.Duration.Seconds(), "ours_s")
 		b.ReportMetric((server() - before).Seconds(), "db-cpu-s")
 		b.ReportMetric((processCPU() - self).Seconds(), "go-cpu-s")
 		b.Logf("%+v", sum)
