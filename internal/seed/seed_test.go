@@ -245,6 +245,14 @@ func TestBulkSeed(t *testing.T) {
 	if placed < sum.Publications/2 || scheduledWithoutPromo != 0 {
 		t.Errorf("%d publications with media, %d scheduled without promos", placed, scheduledWithoutPromo)
 	}
+	// The search index, set aside during the bulk load, is back as migration 017 defined it.
+	var def string
+	if err := conn.QueryRow(ctx, `select indexdef from pg_indexes where indexname = 'publications_search_idx'`).Scan(&def); err != nil {
+		t.Fatalf("search index after the bulk seed: %v", err)
+	}
+	if !strings.Contains(def, "USING gin") || !strings.Contains(def, "gin_trgm_ops") {
+		t.Errorf("search index after the bulk seed: %s", def)
+	}
 }
 
 // BenchmarkFloorSeed100k times the benchmark-sized set: 100,000 publications per project
