@@ -29,7 +29,7 @@ func (s *Server) addReadTools() {
 	addTool(s, &sdk.Tool{
 		Name:  "search_publications",
 		Title: "Search publications",
-		Description: "Finds publications in your projects by status, collection, words in the title or summary, and a " +
+		Description: "Finds publications in your projects by status, collection, words in the title, summary or body, and a " +
 			"date range on when they were created, last updated, scheduled or published. Returns one page (newest " +
 			"first; soonest first for scheduled) with the total and the next offset. Read one in full with get_publication.",
 		Annotations: readOnly,
