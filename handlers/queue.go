@@ -206,6 +206,14 @@ func (a *App) queueResults(pc *projectContext, q queueQuery, rows []client.Publi
 	} else {
 		r.Heading = statusLabels[q.Status]
 	}
+	// A search counts its matches up to client.SearchCap (past it, "more than"), and pages
+	// only that far.
+	more := total > client.SearchCap
+	total = min(total, client.SearchCap)
+	of := thousands(total)
+	if more {
+		of = "more than " + of
+	}
 	last := max(1, (total+pageSize-1)/pageSize)
 	first := (q.Page-1)*pageSize + 1
 	switch {
@@ -216,10 +224,10 @@ func (a *App) queueResults(pc *projectContext, q queueQuery, rows []client.Publi
 			r.Empty = "Nothing is waiting for review."
 		}
 	case len(rows) == 0:
-		r.Summary = thousands(total) + " publications"
+		r.Summary = of + " publications"
 		r.Empty = "This page is past the end of the list."
 	default:
-		r.Summary = thousands(first) + "–" + thousands(first+len(rows)-1) + " of " + thousands(total)
+		r.Summary = thousands(first) + "–" + thousands(first+len(rows)-1) + " of " + of
 	}
 	if q.Page > 1 {
 		r.PrevURL = q.url(slug, min(q.Page-1, last))

@@ -31,21 +31,32 @@ type QueueFilter struct {
 	NotAuthorID string
 	// ScheduledFrom and ScheduledTo bound scheduled_for (inclusive, exclusive) when set.
 	ScheduledFrom, ScheduledTo time.Time
-	// Text is matched, case-insensitively, against title and summary.
+	// Text is matched, case-insensitively, against title, summary and body, through
+	// search_publications (an index serves it under row-level security).
 	Text   string
 	Offset int
 	Limit  int
 }
 
-// Queue returns one page of publications matching f, newest first, with the total count. Each
-// row embeds its author, collection, promos (with their channel's limits, to judge readiness)
-// and its latest status event (to say how long it has been in its status).
+// SearchCap is how many matches of a text search Queue counts and pages through: past it the
+// total it returns is SearchCap+1, meaning "more than SearchCap". A phrase in every row then
+// costs the database a page's worth of work, not a whole project's.
+const SearchCap = 1000
+
+// Queue returns one page of publications matching f, newest first, with the total count (for a
+// text search at most SearchCap+1). Each row embeds its author, collection, promos (with their
+// channel's limits, to judge readiness) and its latest status event (to say how long it has been
+// in its status).
 func (c *Client) Queue(ctx context.Context, accessToken string, f QueueFilter) ([]Publication, int, error) {
-	q := From("publications").
-		Select("id,project_id,title,slug,status,version,created_at,updated_at,scheduled_for,"+
-			"author:profiles!author_id(display_name),collection:collections(id,name),"+
-			"promos(id,channel,body,link,channels(slug,name,limits)),"+
-			"status_events(id,to_status,created_at)").
+	q := From("publications")
+	if t := strings.TrimSpace(f.Text); t != "" {
+		// Matches are counted up to SearchCap and one more, which says "more than".
+		q = FromRPC("search_publications", map[string]any{"phrase": t, "project": f.ProjectID, "max_rows": SearchCap + 1})
+	}
+	q.Select("id,project_id,title,slug,status,version,created_at,updated_at,scheduled_for,"+
+		"author:profiles!author_id(display_name),collection:collections(id,name),"+
+		"promos(id,channel,body,link,channels(slug,name,limits)),"+
+		"status_events(id,to_status,created_at)").
 		Eq("project_id", f.ProjectID).
 		Order("created_at.desc,id.desc").
 		Param("status_events.order", "id.desc").
@@ -73,9 +84,6 @@ func (c *Client) Queue(ctx context.Context, accessToken string, f QueueFilter) (
 	}
 	if !f.ScheduledTo.IsZero() {
 		q.Filter("scheduled_for", "lt", f.ScheduledTo.UTC().Format(time.RFC3339))
-	}
-	if t := likePattern(f.Text); t != "" {
-		q.Or("title.ilike." + Quote(t) + ",summary.ilike." + Quote(t))
 	}
 	var out []Publication
 	res, err := c.Get(ctx, accessToken, q, &out)

@@ -18,10 +18,21 @@ type Query struct {
 	params url.Values
 	count  bool
 	single bool
+	// args, when set, makes table a function: its rows are read with POST /rpc/table and
+	// these named arguments, and the query's select, filters, order and range apply to them.
+	args map[string]any
 }
 
 // From starts a query on table.
 func From(table string) *Query { return &Query{table: table, params: url.Values{}} }
+
+// FromRPC starts a query on the rows of function fn called with args, e.g.
+// FromRPC("search_publications", map[string]any{"phrase": "harbour"}). The arguments travel
+// as a JSON body (POST), so no value of theirs is ever read as a filter; a stable function so
+// called still runs read-only.
+func FromRPC(fn string, args map[string]any) *Query {
+	return &Query{table: fn, params: url.Values{}, args: args}
+}
 
 // Select sets the columns and embeds, e.g. "*,author:profiles!author_id(display_name)".
 func (q *Query) Select(columns string) *Query { q.params.Set("select", columns); return q }
@@ -91,10 +102,12 @@ func (c *Client) Get(ctx context.Context, accessToken string, q *Query, out any)
 	if q.single {
 		h.Set("Accept", "application/vnd.pgrst.object+json")
 	}
-	res, err := c.do(ctx, request{
-		method: http.MethodGet, path: "/rest/v1/" + url.PathEscape(q.table),
-		query: q.params, token: accessToken, header: h,
-	})
+	r := request{method: http.MethodGet, path: "/rest/v1/" + url.PathEscape(q.table),
+		query: q.params, token: accessToken, header: h}
+	if q.args != nil {
+		r.method, r.path, r.body = http.MethodPost, "/rest/v1/rpc/"+url.PathEscape(q.table), q.args
+	}
+	res, err := c.do(ctx, r)
 	if err != nil {
 		if e, ok := ErrorOf(err); ok && q.single && e.Status == http.StatusNotAcceptable {
 			e.Status = http.StatusNotFound

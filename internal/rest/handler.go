@@ -91,6 +91,7 @@ type Handler struct {
 	cfg    Config
 	log    *slog.Logger
 	shares *shares
+	plans  planCache
 }
 
 // NewHandler builds the handler; schema must already be loaded.
@@ -151,8 +152,9 @@ const (
 	mediaCSV    = "text/csv"
 )
 
-// begin authenticates, checks profiles and Accept, and parses the query.
-func (h *Handler) begin(c echo.Context, rpcRead bool) (*request, error) {
+// begin authenticates, checks profiles and Accept, and parses the query (unless
+// skipParse: a read whose plan may be cached parses only when it is not).
+func (h *Handler) begin(c echo.Context, rpcRead bool, skipParse ...bool) (*request, error) {
 	r := c.Request()
 	caller, err := h.auth.Caller(r)
 	if err != nil {
@@ -168,9 +170,11 @@ func (h *Handler) begin(c echo.Context, rpcRead bool) (*request, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, err := ParseQuery(r.URL.RawQuery, rpcRead)
-	if err != nil {
-		return nil, err
+	var q *Query
+	if len(skipParse) == 0 || !skipParse[0] {
+		if q, err = ParseQuery(r.URL.RawQuery, rpcRead); err != nil {
+			return nil, err
+		}
 	}
 	path := strings.TrimPrefix(r.URL.Path, "/rest/v1")
 	return &request{c: c, caller: caller, query: q, schema: h.schema.Schema(), single: media == mediaObject, csv: media == mediaCSV,

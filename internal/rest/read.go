@@ -41,33 +41,31 @@ func (h *Handler) planTable(c echo.Context) (*request, *Table, *node, error) {
 
 // read serves GET and HEAD /rest/v1/:table. The page's rows stream from PostgreSQL one by one
 // (each row's JSON built there) into a body capped at MaxResponseBytes: a response that grows
-// past the cap is stopped in the database, not finished and thrown away.
+// past the cap is stopped in the database, not finished and thrown away. A request of a shape
+// seen lately reuses its statements (planCache): only authentication, negotiation and the
+// database run again.
 func (h *Handler) read(c echo.Context) error {
-	rq, _, root, err := h.planTable(c)
+	key := readKey(c.Param("table"), c.Request())
+	rq, err := h.begin(c, false, key != "")
 	if err != nil {
 		return h.fail(c, err)
 	}
-	if err := h.window(rq, root); err != nil {
-		return h.fail(c, err)
+	plan := h.plans.get(key, rq.schema)
+	if plan == nil {
+		if rq.query == nil {
+			if rq.query, err = ParseQuery(c.Request().URL.RawQuery, false); err != nil {
+				return h.fail(c, err)
+			}
+		}
+		if plan, err = h.planReadOf(rq); err != nil {
+			return h.fail(c, err)
+		}
+		h.plans.put(key, plan)
 	}
 	head := c.Request().Method == http.MethodHead
 	count := rq.prefer.Count
-	var stmts []pg.Stmt
-	if count == "planned" || count == "estimated" {
-		stmts = append(stmts, explainCount(root).stmt())
-	}
-	if count == "exact" || count == "estimated" {
-		cs := buildCount(root, count, h.cfg.MaxRows).stmt()
-		cs.Prepare = true
-		stmts = append(stmts, cs)
-	}
-	rows := buildRows(root, !head, rq.csv).stmt()
-	rows.Prepare = true // reads repeat by shape: keep the plan
-	stmts = append(stmts, rows)
-	body := &rowsBody{max: h.cfg.MaxResponseBytes, withBody: !head}
-	if rq.csv {
-		body.csvHeader = csvHeader(root)
-	}
+	stmts := plan.stmts
+	body := &rowsBody{max: h.cfg.MaxResponseBytes, withBody: !head, csvHeader: plan.csvHeader}
 	rs, err := h.stream(rq, stmts, body.add)
 	if err != nil {
 		return h.fail(c, err)
@@ -99,7 +97,41 @@ func (h *Handler) read(c echo.Context) error {
 	if count != "" {
 		rq.prefer.Apply("count", count)
 	}
-	return h.respondRows(rq, root.offset, res, http.StatusOK, !head)
+	return h.respondRows(rq, plan.offset, res, http.StatusOK, !head)
+}
+
+// planReadOf plans and builds the read rq asks for.
+func (h *Handler) planReadOf(rq *request) (*readPlan, error) {
+	t, perr := rq.schema.table(rq.c.Param("table"))
+	if perr != nil {
+		return nil, perr
+	}
+	root, perr := rq.schema.planRead(t, rq.query, h.planOpts())
+	if perr != nil {
+		return nil, perr
+	}
+	if err := h.window(rq, root); err != nil {
+		return nil, err
+	}
+	head := rq.c.Request().Method == http.MethodHead
+	count := rq.prefer.Count
+	var stmts []pg.Stmt
+	if count == "planned" || count == "estimated" {
+		stmts = append(stmts, explainCount(root).stmt())
+	}
+	if count == "exact" || count == "estimated" {
+		cs := buildCount(root, count, h.cfg.MaxRows).stmt()
+		cs.Prepare = true
+		stmts = append(stmts, cs)
+	}
+	rows := buildRows(root, !head, rq.csv).stmt()
+	rows.Prepare = true // reads repeat by shape: keep the plan
+	stmts = append(stmts, rows)
+	p := &readPlan{schema: rq.schema, stmts: stmts, offset: root.offset}
+	if rq.csv {
+		p.csvHeader = csvHeader(root)
+	}
+	return p, nil
 }
 
 // aggSep is what json_agg puts between elements: a streamed page reads byte for byte as the

@@ -76,12 +76,42 @@ func (s *shares) take(ctx context.Context, key string) (func(), error) {
 // (all their sessions and apps together), the client address for anonymous ones.
 func shareKey(rq *request) string {
 	if rq.caller.Role != pg.RoleAnon {
-		var claims struct {
-			Sub string `json:"sub"`
-		}
-		if json.Unmarshal(rq.caller.Claims, &claims) == nil && claims.Sub != "" {
-			return "user:" + claims.Sub
+		if sub := subjects.of(rq.caller.Claims); sub != "" {
+			return "user:" + sub
 		}
 	}
 	return "addr:" + rq.c.RealIP()
+}
+
+// subjects remembers the subject of claims seen lately: one token's claims arrive with every
+// request it makes, and decoding them each time cost more than the rest of shareKey.
+var subjects subjectCache
+
+type subjectCache struct {
+	mu   sync.Mutex
+	subs map[string]string
+}
+
+func (c *subjectCache) of(claims []byte) string {
+	c.mu.Lock()
+	sub, ok := c.subs[string(claims)]
+	c.mu.Unlock()
+	if ok {
+		return sub
+	}
+	var v struct {
+		Sub string `json:"sub"`
+	}
+	if json.Unmarshal(claims, &v) != nil {
+		return ""
+	}
+	if len(claims) <= 4096 {
+		c.mu.Lock()
+		if c.subs == nil || len(c.subs) >= 4096 {
+			c.subs = make(map[string]string, 64)
+		}
+		c.subs[string(claims)] = v.Sub
+		c.mu.Unlock()
+	}
+	return v.Sub
 }

@@ -245,21 +245,31 @@ func TestBulkSeed(t *testing.T) {
 	if placed < sum.Publications/2 || scheduledWithoutPromo != 0 {
 		t.Errorf("%d publications with media, %d scheduled without promos", placed, scheduledWithoutPromo)
 	}
+	// The search index, set aside during the bulk load, is back as migration 017 defined it.
+	var def string
+	if err := conn.QueryRow(ctx, `select indexdef from pg_indexes where indexname = 'publications_search_idx'`).Scan(&def); err != nil {
+		t.Fatalf("search index after the bulk seed: %v", err)
+	}
+	if !strings.Contains(def, "USING gin") || !strings.Contains(def, "gin_trgm_ops") {
+		t.Errorf("search index after the bulk seed: %s", def)
+	}
 }
 
-// BenchmarkSeed100k times the benchmark-sized set: 100,000 publications per project. Run it
-// by hand: go test -run '^$' -bench Seed100k -benchtime 1x ./internal/seed
+// BenchmarkFloorSeed100k times the benchmark-sized set: 100,000 publications per project
+// (issue 14's `masthead seed --publications 100000`, reported as ours_s for make bench-report;
+// there is no floor). Run it by hand: go test -run '^$' -bench Seed100k -benchtime 1x ./internal/seed
 //
 // Besides wall time it reports the CPU seconds the database server and this process spent:
 // on a shared machine wall time says more about the neighbours than about the seed, and the
 // CPU total divided by the core count is what an idle machine would take.
-func BenchmarkSeed100k(b *testing.B) {
+func BenchmarkFloorSeed100k(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
 		b.StopTimer()
 		db := pgtest.New(b)
 		dir := b.TempDir()
-		server := serverCPU(b, db.Owner(b))
+		own := db.Owner(b) // one connection: waitBackendsGone counts every other one
+		server := serverCPU(b, own)
 		before, self := server(), processCPU()
 		b.StartTimer()
 		sum, err := Run(ctx, db.OwnerURL, Options{Publications: 100_000, MediaDir: dir})
@@ -267,12 +277,13 @@ func BenchmarkSeed100k(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		waitBackendsGone(b, db.Owner(b)) // the seed's backends have exited, so their time is counted
+		b.Logf("%+v", sum)
+		waitBackendsGone(b, own) // the seed's backends have exited, so their time is counted
 		b.ReportMetric(sum.BulkDuration.Seconds(), "bulk-s")
 		b.ReportMetric(sum.Duration.Seconds(), "total-s")
+		b.ReportMetric(sum.Duration.Seconds(), "ours_s")
 		b.ReportMetric((server() - before).Seconds(), "db-cpu-s")
 		b.ReportMetric((processCPU() - self).Seconds(), "go-cpu-s")
-		b.Logf("%+v", sum)
 		b.StartTimer()
 	}
 }
@@ -509,7 +520,8 @@ func waitBackendsGone(b *testing.B, conn *pgx.Conn) {
 	for {
 		var n int
 		if err := conn.QueryRow(context.Background(), `select count(*) from pg_stat_activity
-			where datname = current_database() and usename = current_user and pid <> pg_backend_pid()`).Scan(&n); err != nil {
+			where datname = current_database() and usename = current_user and pid <> pg_backend_pid()
+			  and backend_type = 'client backend'`).Scan(&n); err != nil {
 			b.Fatal(err)
 		}
 		if n == 0 {

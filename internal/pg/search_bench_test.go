@@ -1,0 +1,196 @@
+package pg_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"masthead/internal/pg"
+)
+
+// searchWords make the generated bodies: each bulk row's body is a sentence of four of them,
+// and one row in a thousand mentions a lighthouse, one in a hundred a regatta.
+var searchWords = []string{"harbour", "tide", "ferry", "council", "budget", "school", "river", "bridge",
+	"market", "festival", "weather", "road", "rail", "port", "season", "library"}
+
+// searchPhrases are what the benchmark's people look for: something rare, something in one
+// row in a hundred, one publication by its title, and a word from a summary.
+var searchPhrases = []string{"lighthouse", "regatta", "Bulk 4711", "Harbour Festival"}
+
+// BenchmarkFloorSearch measures a search over every status (title, summary, body) with 100,000
+// publications in each of two projects, under row-level security: 20 people at once, each
+// pausing 0.5–1.5 s between searches, each search a page of 25 newest first with the total
+// (search_publications). The floor is the same query as the table owner (no RLS, the
+// project named directly), alternated with ours by every person; "old" is the search as it
+// was, an ilike filter under RLS, which no index serves. A fixed sample whatever b.N is.
+//
+//	go test ./internal/pg -run '^$' -bench FloorSearch
+func BenchmarkFloorSearch(b *testing.B) {
+	f := newFixture(b)
+	f.bulk(b, 100_000)
+	ctx := context.Background()
+	own := f.db.Owner(b)
+	for _, q := range []string{
+		`set session_replication_role = replica`, // fixture data: no caller does this
+		searchBodies(),
+		`set session_replication_role = origin`,
+		`vacuum analyze publications`,
+	} {
+		if _, err := own.Exec(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// The floor is search_publications' own query, run as the owner with the caller's projects
+	// written in and the pattern inlined: what a hand-written endpoint would send, without
+	// RLS, the function call or the membership lookup.
+	var src string
+	mustScan(b, own.QueryRow(ctx, `select prosrc from pg_proc where proname = 'search_publications'`), &src)
+	i, j := strings.Index(src, "'select p.*"), strings.Index(src, "limit $3'")
+	if i < 0 || j < i {
+		b.Fatalf("cannot find the query in search_publications:\n%s", src)
+	}
+	inner := strings.Replace(src[i+1:j+len("limit $3")], "(select app.project_ids())::uuid[]", "$4::uuid[]", 1)
+	floor := `select count(*) over (), id, title, status from (` + inner + `) p limit 25`
+	owner, err := pg.Open(ctx, f.db.OwnerURL+"&jit=off") // as the service's own login role runs (migration 013)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer owner.Close()
+	const ours = `select count(*) over (), id, title, status from public.search_publications($1, $2, 1001) limit 25`
+	const old = `select count(*) over (), id, title, status from public.publications p
+	  where p.project_id = $2 and (title ilike '%' || $1 || '%' or summary ilike '%' || $1 || '%' or body ilike '%' || $1 || '%')
+	  order by p.created_at desc, p.id desc limit 25`
+	users := []string{"ownerA", "leadA", "editorA", "editor2A", "reviewerA", "reviewer2A", "viewerA"}
+	// As the REST engine runs a read: caller setup and query in one round trip.
+	asCaller := func(user, q, phrase string) (int, error) {
+		conn, err := f.db.Pool.Acquire(ctx)
+		if err != nil {
+			return 0, err
+		}
+		defer conn.Release()
+		rs, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), f.caller(user), true, false,
+			pg.Stmt{SQL: q, Params: [][]byte{[]byte(phrase), []byte(f.projA)}, Prepare: true})
+		if err != nil {
+			return 0, err
+		}
+		return len(rs[0].Rows), nil
+	}
+	asOwner := func(phrase string) (int, error) {
+		// The literal pattern, as a hand-written query would inline it: a custom plan each time.
+		rows, err := owner.Query(ctx, floor, pgx.QueryExecModeSimpleProtocol, "%"+phrase+"%", f.projA, 1001, []string{f.projA})
+		if err != nil {
+			return 0, err
+		}
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		return n, rows.Err()
+	}
+	for _, p := range searchPhrases {
+		a, err := asCaller("viewerA", ours, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := asOwner(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if a != c || a == 0 {
+			b.Fatalf("%q: ours finds %d, the floor %d", p, a, c)
+		}
+	}
+	const people, perPerson = 20, 20
+	var mu sync.Mutex
+	var oursD, floorD, oldD []time.Duration
+	byPhrase := map[string][]time.Duration{}
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for u := range people {
+		wg.Go(func() {
+			time.Sleep(rand.N(time.Second)) // people arrive at their own moments
+			for i := range perPerson {
+				p := searchPhrases[(u+i)%len(searchPhrases)]
+				t0 := time.Now()
+				_, err1 := asCaller(users[u%len(users)], ours, p)
+				t1 := time.Now()
+				_, err2 := asOwner(p)
+				t2 := time.Now()
+				var err3 error
+				if i%4 == 0 { // the old way is slow: a quarter of the sample is enough
+					_, err3 = asCaller(users[u%len(users)], old, p)
+				}
+				t3 := time.Now()
+				if err := cmpErr(err1, err2, err3); err != nil {
+					b.Error(err)
+					return
+				}
+				mu.Lock()
+				oursD, floorD = append(oursD, t1.Sub(t0)), append(floorD, t2.Sub(t1))
+				byPhrase[p] = append(byPhrase[p], t1.Sub(t0))
+				if i%4 == 0 {
+					oldD = append(oldD, t3.Sub(t2))
+				}
+				mu.Unlock()
+				time.Sleep(500*time.Millisecond + rand.N(time.Second))
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	o, fl := p95(oursD), p95(floorD)
+	b.ReportMetric(o, "ours_p95-ms")
+	b.ReportMetric(fl, "floor_p95-ms")
+	b.ReportMetric(p95(oldD), "p95-ms-old-ilike-under-rls")
+	for i, p := range searchPhrases {
+		b.ReportMetric(p95(byPhrase[p]), fmt.Sprintf("p95-ms-phrase%d", i+1))
+	}
+}
+
+func cmpErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// p95 is the 95th percentile of ds in milliseconds.
+func p95(ds []time.Duration) float64 {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	return float64(ds[min(len(ds)-1, len(ds)*95/100)].Microseconds()) / 1000
+}
+
+// searchBodies is the UPDATE that gives the bulk rows their summaries and bodies.
+func searchBodies() string {
+	const g = "split_part(slug, '-', 2)::int"
+	w := "(array['" + joinQuoted(searchWords) + "'])"
+	word := func(div int) string { return fmt.Sprintf("%s[1 + (%s / %d) %% 16]", w, g, div) }
+	return `update publications set
+	   summary = 'News from the ' || (array['Harbour Festival','council','river','market'])[1 + ` + g + ` % 4],
+	   body = 'The ' || ` + word(1) + ` || ' and the ' || ` + word(16) + ` || ' meet the ' || ` + word(256) + ` || ' by the ' || ` + word(7) + `
+	          || case when ` + g + ` % 1000 = 7 then ' near the lighthouse.' when ` + g + ` % 100 = 3 then ' before the regatta.' else '.' end
+	 where slug like 'bulk-%'`
+}
+
+func joinQuoted(words []string) string {
+	out := ""
+	for i, w := range words {
+		if i > 0 {
+			out += "','"
+		}
+		out += w
+	}
+	return out
+}
