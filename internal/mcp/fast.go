@@ -210,7 +210,11 @@ func newProtocolMeta(raw json.RawMessage) bool {
 	}
 	var caps *struct {
 		sdk.ClientCapabilities
-		Roots *sdk.RootCapabilities `json:"roots,omitempty"`
+		// Roots has the shape of the SDK's RootCapabilities (deprecated with the roots
+		// feature, still read by the SDK): a malformed value is refused here as there.
+		Roots *struct {
+			ListChanged bool `json:"listChanged,omitempty"`
+		} `json:"roots,omitempty"`
 	}
 	if json.Unmarshal(meta[metaClientCapabilities], &caps) != nil || caps == nil {
 		return false
