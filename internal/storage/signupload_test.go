@@ -126,19 +126,19 @@ func TestSignedUpload(t *testing.T) {
 		}
 	})
 	t.Run("the database decides again at upload time", func(t *testing.T) {
-		_, out := ev.mustSignUpload(t, "proj-a/s/demoted.png", "ownerA")
+		_, out := ev.mustSignUpload(t, "proj-a/s/demoted.png", "editorA")
 		own := ev.db.Owner(t)
-		if _, err := own.Exec(context.Background(), `update project_members set role = 'viewer' where user_id = $1`, ev.users["ownerA"]); err != nil {
+		if _, err := own.Exec(context.Background(), `update project_members set role = 'viewer' where user_id = $1`, ev.users["editorA"]); err != nil {
 			t.Fatal(err)
 		}
 		resp, b := ev.uploadSigned(t, out["url"], ev.png, "image/png")
 		if resp.StatusCode != 403 || ev.rowCount(t, "proj-a/s/demoted.png") != 0 {
 			t.Fatalf("after demotion: %d %s", resp.StatusCode, b)
 		}
-		if _, err := own.Exec(context.Background(), `update project_members set role = 'owner' where user_id = $1`, ev.users["ownerA"]); err != nil {
+		if _, err := own.Exec(context.Background(), `update project_members set role = 'editor' where user_id = $1`, ev.users["editorA"]); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := own.Exec(context.Background(), `delete from auth.sessions where user_id = $1`, ev.users["ownerA"]); err != nil {
+		if _, err := own.Exec(context.Background(), `delete from auth.sessions where user_id = $1`, ev.users["editorA"]); err != nil {
 			t.Fatal(err)
 		}
 		resp, b = ev.uploadSigned(t, out["url"], ev.png, "image/png")
