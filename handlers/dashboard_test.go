@@ -579,9 +579,11 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // and says when to try again; once the service takes requests again, the same session goes on.
 func TestRefreshMeets429(t *testing.T) {
 	t.Parallel()
-	// One token request per 3 s, bursts of two: the sign-in and one refresh, then 429s.
+	// One token request per 10 s, bursts of two: the sign-in and one refresh, then 429s. The
+	// limiter runs on the service's real clock, so the period must outlast the sign-in and two
+	// page loads on a loaded machine (3 s did not, once: the bucket refilled before the 429).
 	s := newStackConfig(t, 0, func(c *config.Config) {
-		c.TokenRateIP = config.Rate{Count: 1, Per: 3 * time.Second, Burst: 2}
+		c.TokenRateIP = config.Rate{Count: 1, Per: 10 * time.Second, Burst: 2}
 	})
 	b := s.browser(t)
 	b.login("reviewer@northwind.test")
@@ -597,7 +599,7 @@ func TestRefreshMeets429(t *testing.T) {
 		t.Errorf("the busy page says %q", p.text("main"))
 	}
 	// The session survived: as soon as the bucket refills, the same browser carries on.
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		p := b.get("/p/northwind/queue")
 		if p.status == http.StatusOK {
