@@ -266,24 +266,42 @@ func keysList(args []string, stdin io.Reader, stdout io.Writer) error {
 }
 
 // parseInterleaved parses flags that may come before or after positional arguments
-// ("promote KID --file f" as well as "promote --file f KID") and returns the positionals.
+// ("promote KID --file f" as well as "promote --file f KID") and returns the positionals. A kid
+// is base64url and may begin with '-', so an argument that names no flag of fs is a positional
+// wherever it stands, not a flag nobody defined; a flag's value is the argument after it unless
+// written as --flag=value. Everything after "--" is positional.
 func parseInterleaved(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {
-	var pos []string
-	for {
-		// A kid is base64url and may begin with '-': an argument that names no flag of fs is
-		// a positional, not a flag nobody defined.
-		for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "--" && !namesFlag(fs, args[0]) {
-			pos, args = append(pos, args[0]), args[1:]
+	var pos, flags []string
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		switch {
+		case arg == "--":
+			pos = append(pos, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(arg, "-") && namesFlag(fs, arg):
+			flags = append(flags, arg)
+			if !strings.Contains(arg, "=") && takesValue(fs, arg) && i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+		default:
+			pos = append(pos, arg)
 		}
-		if err := parseFlags(fs, args, stdout); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		pos, args = append(pos, rest[0]), rest[1:]
 	}
+	if err := parseFlags(fs, flags, stdout); err != nil {
+		return nil, err
+	}
+	return append(pos, fs.Args()...), nil
+}
+
+// takesValue reports whether the flag arg names reads a value (every flag but a boolean one).
+func takesValue(fs *flag.FlagSet, arg string) bool {
+	f := fs.Lookup(strings.TrimLeft(arg, "-"))
+	if f == nil {
+		return false // -h and -help
+	}
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return !ok || !b.IsBoolFlag()
 }
 
 // namesFlag reports whether arg ("-file", "--file=x", "-h") names a flag fs knows.

@@ -8,6 +8,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"flag"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -432,6 +434,42 @@ func TestRotationChangesDerivedKeys(t *testing.T) {
 		}
 		if bytes.Equal(before[0], after[0]) || bytes.Equal(storage.DeriveSigningKey(sets[i-1]), storage.DeriveSigningKey(sets[i])) {
 			t.Fatalf("step %d kept the derived keys: update the README's rotation caveat", i)
+		}
+	}
+}
+
+// TestParseInterleavedDashKids: a kid is base64url, so one in 64 begins with '-'; wherever it
+// stands among the flags it is the positional argument, never an unknown flag (TestKeysRotateEnvFile
+// met such a kid after --file by chance and failed).
+func TestParseInterleavedDashKids(t *testing.T) {
+	const kid = "-rjmXKaiuACS3IRw4GNdkqRAV0jmt2ro6i_5oHt6hIg"
+	for _, tc := range []struct {
+		args     []string
+		file     string
+		pos      []string
+		badFlags bool
+	}{
+		{args: []string{kid, "--file", "f"}, file: "f", pos: []string{kid}},
+		{args: []string{"--file", "f", kid}, file: "f", pos: []string{kid}},
+		{args: []string{"--file=f", kid}, file: "f", pos: []string{kid}},
+		{args: []string{"-file", "f", kid, "--dry-run"}, file: "f", pos: []string{kid}},
+		{args: []string{"--file", "-f", kid}, file: "-f", pos: []string{kid}},
+		{args: []string{"--", "--file", kid}, pos: []string{"--file", kid}},
+		{args: []string{"--file", "f", "plain"}, file: "f", pos: []string{"plain"}},
+		{args: []string{"--file"}, badFlags: true},
+	} {
+		fs := flag.NewFlagSet("promote", flag.ContinueOnError)
+		file := fs.String("file", "", "")
+		fs.Bool("dry-run", false, "")
+		pos, err := parseInterleaved(fs, tc.args, io.Discard)
+		if tc.badFlags {
+			if !errors.Is(err, errBadFlags) {
+				t.Errorf("%q: err %v, want bad flags", tc.args, err)
+			}
+			continue
+		}
+		if err != nil || *file != tc.file || strings.Join(pos, " ") != strings.Join(tc.pos, " ") {
+			t.Errorf("%q: file %q, positionals %q, err %v; want %q, %q", tc.args, *file, pos, err, tc.file, tc.pos)
 		}
 	}
 }
