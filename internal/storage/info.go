@@ -43,7 +43,7 @@ const cacheControl = "private, no-cache"
 
 // info serves GET /object/info/[authenticated/]media/<path> (info): the media row, read as the
 // caller under row-level security (so someone else's object is the same 404 as a missing one),
-// with the stored file's validator.
+// with the stored file's validator and size (the file's, which is what a download sends).
 func (h *Handler) info(c echo.Context) error {
 	ctx := c.Request().Context()
 	key, aerr := objectKey(c)
@@ -56,10 +56,10 @@ func (h *Handler) info(c echo.Context) error {
 	}
 	out := objectInfo{Name: key, BucketID: Bucket, CacheControl: cacheControl}
 	err := h.readAsCaller(ctx, caller, func(tx pgx.Tx) error {
-		return tx.QueryRow(ctx, `select id::text, mime_type, kind, alt_text, width, height, bytes, created_at, updated_at
+		return tx.QueryRow(ctx, `select id::text, mime_type, kind, alt_text, width, height, created_at, updated_at
 			from public.media where storage_path = $1`, key).
 			Scan(&out.ID, &out.ContentType, &out.Metadata.Kind, &out.Metadata.AltText, &out.Metadata.Width,
-				&out.Metadata.Height, &out.Size, &out.CreatedAt, &out.UpdatedAt)
+				&out.Metadata.Height, &out.CreatedAt, &out.UpdatedAt)
 	})
 	if pg.IsNoRows(err) {
 		return writeError(c, errNotFound)

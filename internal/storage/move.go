@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
@@ -64,15 +65,17 @@ func (h *Handler) move(c echo.Context) error {
 	if aerr != nil {
 		return writeError(c, aerr)
 	}
+	// Decided from the paths, not from the database's 23514: that code also answers a path
+	// past media.storage_path's length bound, which dbRefusal words like any other refusal.
+	if srcFolder, _, _ := strings.Cut(src, "/"); !strings.HasPrefix(dst, srcFolder+"/") {
+		return writeError(c, errCrossProject)
+	}
 	var ct string
 	removed := false
 	err := pg.WithCaller(ctx, h.pool, asStorage(caller), pg.ReadWrite, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, moveSQL, src, dst).Scan(&ct)
 		if pg.IsNoRows(err) {
 			return notWritable(ctx, tx, src)
-		}
-		if f, ok := pg.ErrorFields(err); ok && f.Code == "23514" {
-			return errCrossProject
 		}
 		if err != nil {
 			return dbRefusal(err)
