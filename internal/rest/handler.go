@@ -152,6 +152,12 @@ const (
 	mediaCSV    = "text/csv"
 )
 
+// errProfile is PGRST106: a profile (schema) header names a schema that is not exposed.
+func errProfile(p string) *Error {
+	return &Error{Status: http.StatusNotAcceptable, Code: "PGRST106",
+		Message: "Invalid schema: " + p, Hint: "Only the following schemas are exposed: " + exposedSchema}
+}
+
 // begin authenticates, checks profiles and Accept, and parses the query (unless
 // skipParse: a read whose plan may be cached parses only when it is not).
 func (h *Handler) begin(c echo.Context, rpcRead bool, skipParse ...bool) (*request, error) {
@@ -162,8 +168,7 @@ func (h *Handler) begin(c echo.Context, rpcRead bool, skipParse ...bool) (*reque
 	}
 	for _, hdr := range []string{"Accept-Profile", "Content-Profile"} {
 		if p := r.Header.Get(hdr); p != "" && p != exposedSchema {
-			return nil, &Error{Status: http.StatusNotAcceptable, Code: "PGRST106",
-				Message: "Invalid schema: " + p, Hint: "Only the following schemas are exposed: " + exposedSchema}
+			return nil, errProfile(p)
 		}
 	}
 	media, err := negotiate(r.Header.Get("Accept"))

@@ -62,8 +62,7 @@ func (h *Handler) openapi(c echo.Context) error {
 		return h.fail(c, h.authError(err))
 	}
 	if p := r.Header.Get("Accept-Profile"); p != "" && p != exposedSchema {
-		return h.fail(c, &Error{Status: http.StatusNotAcceptable, Code: "PGRST106",
-			Message: "Invalid schema: " + p, Hint: "Only the following schemas are exposed: " + exposedSchema})
+		return h.fail(c, errProfile(p))
 	}
 	if accept := r.Header.Get("Accept"); !acceptsOpenAPI(accept) {
 		return h.fail(c, errMedia(accept))
@@ -80,6 +79,10 @@ func (h *Handler) openapi(c echo.Context) error {
 	if err != nil {
 		return h.fail(c, err)
 	}
+	if r.Method == http.MethodHead {
+		c.Response().Header().Set(echo.HeaderContentType, mediaOpenAPI+"; charset=utf-8")
+		return c.NoContent(http.StatusOK)
+	}
 	// PostgREST writes its notes' markup (<pk/>, <fk …/>) as is, not \u003c-escaped.
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -88,10 +91,6 @@ func (h *Handler) openapi(c echo.Context) error {
 		return h.fail(c, err)
 	}
 	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-	if r.Method == http.MethodHead {
-		c.Response().Header().Set(echo.HeaderContentType, mediaOpenAPI+"; charset=utf-8")
-		return c.NoContent(http.StatusOK)
-	}
 	return blob(c, http.StatusOK, mediaOpenAPI+"; charset=utf-8", body)
 }
 

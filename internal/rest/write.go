@@ -527,6 +527,9 @@ func (h *Handler) finishWrite(rq *request, root *node, w write, okStatus int) er
 	}
 	hdr := c.Response().Header()
 	pf.setApplied(hdr)
+	if w.upsert && returning && !inserted {
+		okStatus = http.StatusOK // an upsert that only updated (or wrote nothing) created nothing
+	}
 	switch {
 	case put: // PostgREST sends no Content-Range for PUT, and a body only for representation
 		okStatus = http.StatusNoContent
@@ -535,10 +538,6 @@ func (h *Handler) finishWrite(rq *request, root *node, w write, okStatus int) er
 		} else if pf.Return == "representation" {
 			okStatus = http.StatusCreated
 		}
-	case w.upsert && returning && !inserted:
-		// An upsert that only updated (or had nothing to write) created nothing.
-		okStatus = http.StatusOK
-		hdr.Set("Content-Range", "*/"+counted)
 	case c.Request().Method == http.MethodPatch && total > 0:
 		hdr.Set("Content-Range", "0-"+strconv.FormatInt(total-1, 10)+"/"+counted)
 	default:
