@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -21,17 +22,13 @@ func (a *App) showNewProject(c echo.Context, status int, m pages.NewProjectModel
 	if err != nil {
 		return a.fail(c, err)
 	}
-	var channels []client.Channel
-	if err := a.call(c, func(token string) error {
-		var err error
-		channels, err = a.api.Channels(ctx(c), token)
-		return err
-	}); err != nil {
+	channels, err := a.channels(c)
+	if err != nil {
 		return a.fail(c, err)
 	}
 	m.Page = a.frame(c, "Start a project", pc)
 	for _, ch := range channels {
-		m.Channels = append(m.Channels, pages.ChannelOption{Slug: ch.Slug, Name: ch.Name, Checked: contains(checked, ch.Slug)})
+		m.Channels = append(m.Channels, pages.ChannelOption{Slug: ch.Slug, Name: ch.Name, Checked: slices.Contains(checked, ch.Slug)})
 	}
 	return a.render(c, status, pages.NewProject(m))
 }

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -37,12 +38,12 @@ func (a *App) settings(c echo.Context) error {
 		if members, err = a.api.Members(ctx(c), token, pc.project.ID); err != nil {
 			return err
 		}
-		if invites, err = a.api.Invitations(ctx(c), token, pc.project.ID); err != nil {
-			return err
-		}
-		channels, err = a.api.Channels(ctx(c), token)
+		invites, err = a.api.Invitations(ctx(c), token, pc.project.ID)
 		return err
 	})
+	if err == nil {
+		channels, err = a.channels(c)
+	}
 	if err != nil {
 		return a.fail(c, err)
 	}
@@ -68,21 +69,12 @@ func (a *App) settings(c echo.Context) error {
 			RoleLabel: roleLabel(i.Role), Expires: pc.clock.time(i.ExpiresAt).Absolute})
 	}
 	for _, ch := range channels {
-		m.Channels = append(m.Channels, pages.ChannelOption{Slug: ch.Slug, Name: ch.Name, Checked: contains(p.DefaultChannels, ch.Slug)})
+		m.Channels = append(m.Channels, pages.ChannelOption{Slug: ch.Slug, Name: ch.Name, Checked: slices.Contains(p.DefaultChannels, ch.Slug)})
 	}
 	for _, col := range p.Collections {
 		m.Collections = append(m.Collections, pages.SettingsCollection{ID: col.ID, Name: col.Name, Slug: col.Slug, Kind: col.Kind})
 	}
 	return a.render(c, http.StatusOK, pages.Settings(m))
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // settingsChange runs one change of a project's settings as the signed-in person and returns
