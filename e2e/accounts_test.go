@@ -33,9 +33,9 @@ func TestInviteInTheBrowser(t *testing.T) {
 	if _, err := seed.Run(t.Context(), env.DB.OwnerURL, seed.Options{MediaDir: env.Config.StorageDir}); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	// The demo data has no owner; the operator makes one as `masthead users role` would.
-	if _, err := env.DB.Owner(t).Exec(t.Context(), `update project_members m set role = 'owner' from profiles p
-		where p.id = m.user_id and p.email = 'lead@northwind.test'`); err != nil {
+	// The demo data has no owner; the operator makes one, as the README says, with what
+	// `masthead users role` runs.
+	if err := seed.SetRole(t.Context(), env.DB.OwnerURL, "lead@northwind.test", "northwind", "owner"); err != nil {
 		t.Fatal(err)
 	}
 	w := &world{env: env, url: env.URL, browser: newBrowser(t)}

@@ -288,10 +288,11 @@ func parseInterleaved(fs *flag.FlagSet, args []string, stdout io.Writer) ([]stri
 			pos = append(pos, arg)
 		}
 	}
+	// flags holds flags and their values only, so nothing is left over for fs.Args.
 	if err := parseFlags(fs, flags, stdout); err != nil {
 		return nil, err
 	}
-	return append(pos, fs.Args()...), nil
+	return pos, nil
 }
 
 // takesValue reports whether the flag arg names reads a value (every flag but a boolean one).

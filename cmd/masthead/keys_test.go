@@ -447,12 +447,13 @@ func TestParseInterleavedDashKids(t *testing.T) {
 		args     []string
 		file     string
 		pos      []string
+		dryRun   bool
 		badFlags bool
 	}{
 		{args: []string{kid, "--file", "f"}, file: "f", pos: []string{kid}},
 		{args: []string{"--file", "f", kid}, file: "f", pos: []string{kid}},
 		{args: []string{"--file=f", kid}, file: "f", pos: []string{kid}},
-		{args: []string{"-file", "f", kid, "--dry-run"}, file: "f", pos: []string{kid}},
+		{args: []string{"-file", "f", kid, "--dry-run"}, file: "f", pos: []string{kid}, dryRun: true},
 		{args: []string{"--file", "-f", kid}, file: "-f", pos: []string{kid}},
 		{args: []string{"--", "--file", kid}, pos: []string{"--file", kid}},
 		{args: []string{"--file", "f", "plain"}, file: "f", pos: []string{"plain"}},
@@ -460,7 +461,7 @@ func TestParseInterleavedDashKids(t *testing.T) {
 	} {
 		fs := flag.NewFlagSet("promote", flag.ContinueOnError)
 		file := fs.String("file", "", "")
-		fs.Bool("dry-run", false, "")
+		dryRun := fs.Bool("dry-run", false, "")
 		pos, err := parseInterleaved(fs, tc.args, io.Discard)
 		if tc.badFlags {
 			if !errors.Is(err, errBadFlags) {
@@ -468,8 +469,8 @@ func TestParseInterleavedDashKids(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || *file != tc.file || strings.Join(pos, " ") != strings.Join(tc.pos, " ") {
-			t.Errorf("%q: file %q, positionals %q, err %v; want %q, %q", tc.args, *file, pos, err, tc.file, tc.pos)
+		if err != nil || *file != tc.file || *dryRun != tc.dryRun || strings.Join(pos, " ") != strings.Join(tc.pos, " ") {
+			t.Errorf("%q: file %q, dry-run %v, positionals %q, err %v; want %q, %v, %q", tc.args, *file, *dryRun, pos, err, tc.file, tc.dryRun, tc.pos)
 		}
 	}
 }

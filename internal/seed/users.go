@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -39,8 +38,10 @@ func CreateUser(ctx context.Context, ownerURL, email, password, projectSlug, rol
 	if len(password) < 8 {
 		return "", errors.New("the password must be at least 8 characters")
 	}
-	if projectSlug != "" && !slices.Contains(Roles, role) {
-		return "", checkRole(role)
+	if projectSlug != "" {
+		if err := checkRole(role); err != nil {
+			return "", err
+		}
 	}
 	hash, err := hashPassword(password)
 	if err != nil {
