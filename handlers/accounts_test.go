@@ -185,9 +185,16 @@ func TestSettingsProjectAndCollections(t *testing.T) {
 	if name != "Northwind Weekly" || tz != "Europe/Berlin" || !slices.Equal(chans, []string{"x", "linkedin"}) {
 		t.Errorf("saved %q %q %v", name, tz, chans)
 	}
-	owner.post("/p/northwind/settings/project", url.Values{"name": {"Northwind Weekly"}, "timezone": {"Mars/Olympus"}})
+	owner.post("/p/northwind/settings/project", url.Values{"name": {"Northwind Monthly"}, "timezone": {"Mars/Olympus"}})
 	if p := owner.get("/p/northwind/settings"); p.count(`[data-testid="flash"].flash-error`) != 1 {
 		t.Errorf("a bad time zone was not refused on the page: %q", p.text(`[data-testid="flash"]`))
+	}
+	// The refused save changed nothing, not even the name sent beside the bad time zone.
+	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select name, timezone from projects where slug = 'northwind'`).Scan(&name, &tz); err != nil {
+		t.Fatal(err)
+	}
+	if name != "Northwind Weekly" || tz != "Europe/Berlin" {
+		t.Errorf("after the refused save: %q %q", name, tz)
 	}
 	if p := owner.post("/p/northwind/settings/collections", url.Values{"name": {"Opinion"}, "slug": {"opinion"}, "kind": {"section"}}); p.status != http.StatusSeeOther {
 		t.Fatalf("add collection: %d", p.status)
@@ -201,6 +208,95 @@ func TestSettingsProjectAndCollections(t *testing.T) {
 	})
 	if !found {
 		t.Error("the new collection is not listed")
+	}
+
+	// An empty collection can be removed; one that holds publications is refused in words and stays.
+	removeURL := func(name string) string {
+		var action string
+		owner.get("/p/northwind/settings").doc.Find(`[data-testid="collection"]`).Each(func(_ int, sel *goquery.Selection) {
+			if strings.HasPrefix(strings.TrimSpace(sel.Text()), name+" ") {
+				action, _ = sel.Find(`form[action$="/remove"]`).Attr("action")
+			}
+		})
+		if action == "" {
+			t.Fatalf("no remove form for the collection %q", name)
+		}
+		return action
+	}
+	collections := func() int {
+		var n int
+		if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select count(*) from collections c join projects p on p.id = c.project_id where p.slug = 'northwind'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	var held string
+	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `
+		select c.name from collections c join projects p on p.id = c.project_id
+		 where p.slug = 'northwind' and exists (select 1 from publications x where x.collection_id = c.id)
+		 order by c.name limit 1`).Scan(&held); err != nil {
+		t.Fatal(err)
+	}
+	before := collections()
+	if p := owner.post(removeURL(held), nil); p.status != http.StatusSeeOther {
+		t.Fatalf("remove a collection in use: %d", p.status)
+	}
+	if p := owner.get("/p/northwind/settings"); !strings.Contains(p.text(`[data-testid="flash"].flash-error`), "still holds publications") {
+		t.Errorf("removing %q: flash %q", held, p.text(`[data-testid="flash"]`))
+	}
+	if n := collections(); n != before {
+		t.Errorf("a collection holding publications was removed: %d → %d", before, n)
+	}
+	if p := owner.post(removeURL("Opinion"), nil); p.status != http.StatusSeeOther {
+		t.Fatalf("remove the empty collection: %d", p.status)
+	}
+	if p := owner.get("/p/northwind/settings"); !strings.Contains(p.text(`[data-testid="flash"]`), "Collection removed") ||
+		strings.Contains(p.text(`[data-testid="collections"]`), "Opinion") {
+		t.Errorf("after removing Opinion: flash %q, collections %q", p.text(`[data-testid="flash"]`), p.text(`[data-testid="collections"]`))
+	}
+	if n := collections(); n != before-1 {
+		t.Errorf("collections %d after removing one of %d", n, before)
+	}
+}
+
+// TestRevokeInvitation: a revoked invitation leaves the list and its link stops working.
+func TestRevokeInvitation(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.makeOwner(t, "lead@northwind.test", "northwind")
+	owner := s.browser(t)
+	owner.login("lead@northwind.test")
+	owner.get("/p/northwind/settings")
+	if p := owner.post("/p/northwind/settings/invitations", url.Values{"email": {"late@northwind.test"}, "role": {"editor"}}); p.status != http.StatusSeeOther {
+		t.Fatalf("invite: %d", p.status)
+	}
+	p := owner.get("/p/northwind/settings")
+	link, _ := p.doc.Find(`[data-testid="invite-link"]`).Attr("value")
+	revoke, _ := p.doc.Find(`[data-testid="invitation"] form[action$="/revoke"]`).Attr("action")
+	if link == "" || revoke == "" {
+		t.Fatalf("link %q, revoke form %q", link, revoke)
+	}
+	// The guest opens the link before it is revoked and sends the form after.
+	guest := s.browser(t)
+	path := strings.TrimPrefix(link, s.url)
+	if p := guest.get(path); p.status != http.StatusOK {
+		t.Fatalf("the invite page before revoking: %d", p.status)
+	}
+	if p := owner.post(revoke, nil); p.status != http.StatusSeeOther {
+		t.Fatalf("revoke: %d", p.status)
+	}
+	p = owner.get("/p/northwind/settings")
+	if !strings.Contains(p.text(`[data-testid="flash"]`), "Invitation revoked") || p.count(`[data-testid="invitation"]`) != 0 {
+		t.Errorf("after revoking: flash %q, %d invitations listed", p.text(`[data-testid="flash"]`), p.count(`[data-testid="invitation"]`))
+	}
+	if p := guest.post(path, url.Values{"password": {"late comer secret"}}); p.status != http.StatusNotFound {
+		t.Errorf("accepting through the revoked link: %d → %s %q", p.status, p.location(), p.text("main"))
+	}
+	if p := s.browser(t).get(path); p.status != http.StatusNotFound {
+		t.Errorf("the revoked link: %d %q", p.status, p.text("main"))
+	}
+	if role := s.roleOf(t, "late@northwind.test", "northwind"); role != "" {
+		t.Errorf("joined through a revoked link as %q", role)
 	}
 }
 
