@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -57,7 +58,8 @@ func usersCreate(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("users create", "create a confirmed account, optionally with a role in a project")
 	owner := ownerURLFlag(fs)
 	email := fs.String("email", "", "the account's email (required)")
-	password := fs.String("password", "", "the account's password, at least 8 characters (required)")
+	password := fs.String("password", "", "the account's password, at least --password-min-length characters (required)")
+	minLength := passwordMinLengthFlag(fs)
 	project := fs.String("project", "", "slug of a project to join (optional)")
 	role := fs.String("role", "viewer", "role in that project: "+strings.Join(seed.Roles, ", "))
 	if err := parseFlags(fs, args, stdout); err != nil {
@@ -66,7 +68,11 @@ func usersCreate(ctx context.Context, args []string, stdout io.Writer) error {
 	if *owner == "" {
 		return errors.New("set --owner-url or DATABASE_OWNER_URL")
 	}
-	id, err := seed.CreateUser(ctx, *owner, *email, *password, *project, *role)
+	minLen, err := minLength()
+	if err != nil {
+		return err
+	}
+	id, err := seed.CreateUser(ctx, *owner, *email, *password, minLen, *project, *role)
 	if err != nil {
 		return err
 	}
@@ -97,6 +103,22 @@ func usersList(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", u.Email, u.Name, strings.Join(ms, " "))
 	}
 	return tw.Flush()
+}
+
+// passwordMinLengthFlag adds --password-min-length, whose default is the service's
+// MASTHEAD_PASSWORD_MIN_LENGTH, so an operator sets no password the service would refuse a
+// person. The returned func reads it once the flags are parsed, in the bounds the service's
+// configuration allows.
+func passwordMinLengthFlag(fs *flag.FlagSet) func() (int, error) {
+	v := fs.String("password-min-length", envOr("MASTHEAD_PASSWORD_MIN_LENGTH", strconv.Itoa(seed.DefaultPasswordMinLength)),
+		"the shortest password accepted, 6 to 72 (env MASTHEAD_PASSWORD_MIN_LENGTH)")
+	return func() (int, error) {
+		n, err := strconv.Atoi(*v)
+		if err != nil || n < 6 || n > 72 {
+			return 0, fmt.Errorf("--password-min-length (MASTHEAD_PASSWORD_MIN_LENGTH) must be a number from 6 to 72, not %q", *v)
+		}
+		return n, nil
+	}
 }
 
 // usersMembership is `users add` (join another project) and `users role` (change a role).
@@ -139,9 +161,14 @@ func usersPassword(ctx context.Context, args []string, stdin io.Reader, stdout i
 	fs := newFlags("users password", "set a new password for an account and sign it out everywhere")
 	owner := ownerURLFlag(fs)
 	email := fs.String("email", "", "the account's email (required)")
-	password := fs.String("password", "", "the new password, at least 8 characters (prefer --password-stdin)")
+	password := fs.String("password", "", "the new password, at least --password-min-length characters (prefer --password-stdin)")
 	fromStdin := fs.Bool("password-stdin", false, "read the new password from the first line of standard input")
+	minLength := passwordMinLengthFlag(fs)
 	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	minLen, err := minLength()
+	if err != nil {
 		return err
 	}
 	if *owner == "" {
@@ -161,7 +188,7 @@ func usersPassword(ctx context.Context, args []string, stdin io.Reader, stdout i
 	if pw == "" {
 		return errors.New("users password needs --password-stdin or --password")
 	}
-	if err := seed.ResetPassword(ctx, *owner, *email, pw); err != nil {
+	if err := seed.ResetPassword(ctx, *owner, *email, pw, minLen); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "password of %s changed; its sessions are ended\n", *email)

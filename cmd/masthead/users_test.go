@@ -54,6 +54,10 @@ func TestUsersAdmin(t *testing.T) {
 		{"not a member", []string{"role", "--email", "ed@gazette.test", "--project", "nowhere", "--role", "viewer"}, "is not a member"},
 		{"last owner", []string{"role", "--email", "ed@gazette.test", "--project", "gazette", "--role", "editor"}, "a project needs at least one owner: this is its last owner (Make another member an owner first.)"},
 		{"short password", []string{"password", "--email", "ed@gazette.test", "--password", "short"}, "at least 8 characters"},
+		{"a longer minimum", []string{"password", "--email", "ed@gazette.test", "--password", "eleven char", "--password-min-length", "12"}, "the password must be at least 12 characters (MASTHEAD_PASSWORD_MIN_LENGTH)"},
+		{"a longer minimum at create", []string{"create", "--email", "new@gazette.test", "--password", "eleven char", "--password-min-length", "12"}, "the password must be at least 12 characters"},
+		{"a minimum out of bounds", []string{"password", "--email", "ed@gazette.test", "--password", "long-enough", "--password-min-length", "5"}, `--password-min-length (MASTHEAD_PASSWORD_MIN_LENGTH) must be a number from 6 to 72, not "5"`},
+		{"past bcrypt's 72 bytes", []string{"password", "--email", "ed@gazette.test", "--password", strings.Repeat("x", 73)}, "the password must be at most 72 bytes"},
 		{"disable nobody", []string{"disable", "--email", "nobody@gazette.test"}, "no account has the email"},
 		{"create taken", []string{"create", "--email", "ed@gazette.test", "--password", "long-enough"}, "a user with email ed@gazette.test already exists"},
 	} {
@@ -87,6 +91,21 @@ func TestUsersAdmin(t *testing.T) {
 	}
 	if bcrypt.CompareHashAndPassword([]byte(hash), []byte("a fresh secret")) != nil || sessions != 0 {
 		t.Errorf("password reset: hash matches %v, %d sessions left", bcrypt.CompareHashAndPassword([]byte(hash), []byte("a fresh secret")) == nil, sessions)
+	}
+	// MASTHEAD_PASSWORD_MIN_LENGTH, the service's own setting, is the default minimum.
+	t.Setenv("MASTHEAD_PASSWORD_MIN_LENGTH", "20")
+	if err := run("password", "--email", "ed@gazette.test", "--password", "nineteen characters"); err == nil || !strings.Contains(err.Error(), "at least 20 characters") {
+		t.Errorf("with MASTHEAD_PASSWORD_MIN_LENGTH=20, a 19-character password: %v", err)
+	}
+	// --password-stdin reads the first line, without its line ending.
+	out.Reset()
+	if err := usersPassword(ctx, []string{"--email", "ed@gazette.test", "--password-stdin", "--owner-url", db.OwnerURL},
+		strings.NewReader("twenty characters ok\r\nsecond line\n"), &out); err != nil {
+		t.Fatalf("--password-stdin: %v", err)
+	}
+	if err := own.QueryRow(ctx, `select encrypted_password from auth.users where id = $1`, id).Scan(&hash); err != nil ||
+		bcrypt.CompareHashAndPassword([]byte(hash), []byte("twenty characters ok")) != nil {
+		t.Errorf("--password-stdin did not set the first line as the password (%v)", err)
 	}
 	if _, err := own.Exec(ctx, `insert into auth.sessions (user_id) values ($1)`, id); err != nil {
 		t.Fatal(err)

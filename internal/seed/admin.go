@@ -106,11 +106,11 @@ func SetRole(ctx context.Context, ownerURL, email, projectSlug, role string) err
 	})
 }
 
-// ResetPassword sets an account's password and ends its sessions, so whoever held the old one
-// is signed out everywhere.
-func ResetPassword(ctx context.Context, ownerURL, email, password string) error {
-	if len(password) < 8 {
-		return errors.New("the password must be at least 8 characters")
+// ResetPassword sets an account's password of at least minPassword characters (see
+// checkPassword) and ends its sessions, so whoever held the old one is signed out everywhere.
+func ResetPassword(ctx context.Context, ownerURL, email, password string, minPassword int) error {
+	if err := checkPassword(password, minPassword); err != nil {
+		return err
 	}
 	hash, err := hashPassword(password)
 	if err != nil {

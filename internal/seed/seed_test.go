@@ -350,11 +350,11 @@ func TestCreateUser(t *testing.T) {
 	if _, err := db.Owner(t).Exec(ctx, `insert into public.projects (slug, name) values ('newsroom', 'Newsroom')`); err != nil {
 		t.Fatal(err)
 	}
-	id, err := CreateUser(ctx, db.OwnerURL, "Ada@Example.test", "correct horse", "newsroom", "editor")
+	id, err := CreateUser(ctx, db.OwnerURL, "Ada@Example.test", "correct horse", 0, "newsroom", "editor")
 	if err != nil || id == "" {
 		t.Fatalf("create: %q, %v", id, err)
 	}
-	if _, err := CreateUser(ctx, db.OwnerURL, "loner@example.test", "correct horse", "", ""); err != nil {
+	if _, err := CreateUser(ctx, db.OwnerURL, "loner@example.test", "correct horse", 0, "", ""); err != nil {
 		t.Fatalf("create without a project: %v", err)
 	}
 
@@ -368,7 +368,7 @@ func TestCreateUser(t *testing.T) {
 		{"not an email", "bob", "correct horse", "newsroom", "editor", "not an email"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := CreateUser(ctx, db.OwnerURL, tc.email, tc.password, tc.project, tc.role)
+			_, err := CreateUser(ctx, db.OwnerURL, tc.email, tc.password, 0, tc.project, tc.role)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("want an error containing %q, got %v", tc.want, err)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/crypto/bcrypt"
@@ -27,16 +28,37 @@ type Membership struct {
 // Roles are the project roles DESIGN.md defines, for validating input before the database does.
 var Roles = []string{"owner", "lead", "editor", "reviewer", "viewer"}
 
-// CreateUser makes a confirmed account with a bcrypt password and, when projectSlug is not
-// empty, a membership with role in that project; both or neither happen. It refuses an email
-// that already has an account, so a typo cannot silently reset someone's password.
-func CreateUser(ctx context.Context, ownerURL, email, password, projectSlug, role string) (string, error) {
+// DefaultPasswordMinLength is the shortest password CreateUser and ResetPassword accept when
+// their caller names no other (the service's default MASTHEAD_PASSWORD_MIN_LENGTH).
+const DefaultPasswordMinLength = 8
+
+// checkPassword applies the service's password rule to one an operator sets: at least minLength
+// characters (0 means DefaultPasswordMinLength), as MASTHEAD_PASSWORD_MIN_LENGTH asks of people
+// setting their own, and at most the 72 bytes bcrypt reads.
+func checkPassword(password string, minLength int) error {
+	if minLength <= 0 {
+		minLength = DefaultPasswordMinLength
+	}
+	if utf8.RuneCountInString(password) < minLength {
+		return fmt.Errorf("the password must be at least %d characters (MASTHEAD_PASSWORD_MIN_LENGTH)", minLength)
+	}
+	if len(password) > 72 {
+		return errors.New("the password must be at most 72 bytes (bcrypt reads no more)")
+	}
+	return nil
+}
+
+// CreateUser makes a confirmed account with a bcrypt password of at least minPassword characters
+// (see checkPassword) and, when projectSlug is not empty, a membership with role in that project;
+// both or neither happen. It refuses an email that already has an account, so a typo cannot
+// silently reset someone's password.
+func CreateUser(ctx context.Context, ownerURL, email, password string, minPassword int, projectSlug, role string) (string, error) {
 	email = strings.TrimSpace(email)
 	if email == "" || !strings.Contains(email, "@") {
 		return "", fmt.Errorf("%q is not an email address", email)
 	}
-	if len(password) < 8 {
-		return "", errors.New("the password must be at least 8 characters")
+	if err := checkPassword(password, minPassword); err != nil {
+		return "", err
 	}
 	if projectSlug != "" {
 		if err := checkRole(role); err != nil {
