@@ -163,15 +163,21 @@ func TestSettingsInviteAndManage(t *testing.T) {
 	}
 }
 
-// TestSettingsProjectAndCollections: the owner edits the project's name, time zone, default
-// channels and collections on the same page; a bad value is refused in the service's words.
-func TestSettingsProjectAndCollections(t *testing.T) {
-	t.Parallel()
+// northwindOwner is a stack whose demo lead owns northwind, signed in on its settings page.
+func northwindOwner(t *testing.T) (*stack, *browser) {
 	s := newStack(t)
 	s.makeOwner(t, "lead@northwind.test", "northwind")
 	owner := s.browser(t)
 	owner.login("lead@northwind.test")
 	owner.get("/p/northwind/settings")
+	return s, owner
+}
+
+// TestSettingsProjectAndCollections: the owner edits the project's name, time zone, default
+// channels and collections on the same page; a bad value is refused in the service's words.
+func TestSettingsProjectAndCollections(t *testing.T) {
+	t.Parallel()
+	s, owner := northwindOwner(t)
 	p := owner.post("/p/northwind/settings/project", url.Values{"name": {"Northwind Weekly"}, "timezone": {"Europe/Berlin"},
 		"channels": {"x", "linkedin"}})
 	if p.status != http.StatusSeeOther {
@@ -262,11 +268,7 @@ func TestSettingsProjectAndCollections(t *testing.T) {
 // TestRevokeInvitation: a revoked invitation leaves the list and its link stops working.
 func TestRevokeInvitation(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
-	s.makeOwner(t, "lead@northwind.test", "northwind")
-	owner := s.browser(t)
-	owner.login("lead@northwind.test")
-	owner.get("/p/northwind/settings")
+	s, owner := northwindOwner(t)
 	if p := owner.post("/p/northwind/settings/invitations", url.Values{"email": {"late@northwind.test"}, "role": {"editor"}}); p.status != http.StatusSeeOther {
 		t.Fatalf("invite: %d", p.status)
 	}
