@@ -86,9 +86,15 @@ func TestSettingsInviteAndManage(t *testing.T) {
 		!strings.Contains(p.text(`[data-testid="accept-error"]`), "at least 8 characters") {
 		t.Errorf("a short password: %d %q", p.status, p.text(`[data-testid="accept-error"]`))
 	}
+	// Accepting is one service call: its answer says what was joined, so nothing is looked up
+	// again (each call takes a token of the rate limit).
+	before := s.calls.Load()
 	p = guest.post(path, url.Values{"password": {"newcomer secret"}, "name": {"Nia Newcomer"}})
 	if p.status != http.StatusSeeOther || !strings.HasPrefix(p.location(), "/p/northwind/queue") {
 		t.Fatalf("accept: %d → %s", p.status, p.location())
+	}
+	if n := s.calls.Load() - before; n != 1 {
+		t.Errorf("accepting made %d service calls, want 1", n)
 	}
 	p = guest.get(p.location())
 	if p.status != http.StatusOK || p.text(`[data-testid="user"]`) != "Nia Newcomer" || !strings.Contains(p.text(`[data-testid="flash"]`), "You joined as Reviewer") {

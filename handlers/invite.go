@@ -40,15 +40,17 @@ func (a *App) inviteFailed(c echo.Context, err error) error {
 }
 
 // acceptInvite is POST /invite/<token>: the service makes the account (or checks the existing
-// one's password), joins the project and starts a session, which becomes this browser's.
+// one's password), joins the project and starts a session, which becomes this browser's. The
+// acceptance answers with the invitation, so only a refused one is looked up again, to show the
+// form with the refusal: each call takes a token of the service's rate limit.
 func (a *App) acceptInvite(c echo.Context) error {
 	token := c.Param("token")
-	inv, err := a.api.LookupInvitation(ctx(c), token)
-	if err != nil {
-		return a.inviteFailed(c, err)
-	}
-	s, err := a.api.AcceptInvitation(ctx(c), token, c.FormValue("password"), strings.TrimSpace(c.FormValue("name")))
+	s, inv, err := a.api.AcceptInvitation(ctx(c), token, c.FormValue("password"), strings.TrimSpace(c.FormValue("name")))
 	if e, ok := client.ErrorOf(err); ok && (e.Status == http.StatusBadRequest || e.Status == http.StatusUnprocessableEntity) {
+		inv, err := a.api.LookupInvitation(ctx(c), token)
+		if err != nil {
+			return a.inviteFailed(c, err)
+		}
 		return a.render(c, http.StatusUnprocessableEntity, pages.Invite(a.inviteModel(c, inv, sentence(e.Message))))
 	} else if err != nil {
 		return a.inviteFailed(c, err)

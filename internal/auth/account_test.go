@@ -178,6 +178,11 @@ func TestAcceptInvitation(t *testing.T) {
 	if res.status != 200 || res.body["access_token"] == nil {
 		t.Fatalf("accept: %d %s", res.status, res.raw)
 	}
+	// The answer names what was joined, so a client need not look the used invitation up.
+	if inv, _ := res.body["invitation"].(map[string]any); inv["project_slug"] != "desk" || inv["project_name"] != "The Desk" ||
+		inv["role"] != "editor" || inv["email"] != "grace@desk.test" || inv["account_exists"] != true {
+		t.Errorf("accept answered the invitation %v", res.body["invitation"])
+	}
 	var role, name string
 	if err := own.QueryRow(ctx, `select m.role, p.display_name from project_members m join profiles p on p.id = m.user_id
 		where m.project_id = $1 and p.email = 'grace@desk.test'`, project).Scan(&role, &name); err != nil || role != "editor" || name != "Grace Hopper" {

@@ -87,6 +87,14 @@ func (s *Service) LookupInvitation(ctx context.Context, token string, c Client) 
 	return &inv.InvitationJSON, nil
 }
 
+// AcceptedJSON is what POST /auth/v1/invite/accept answers: the new session, as a sign-in
+// answers it, and the invitation it used, so a client can say what was joined without looking
+// the invitation up again (each lookup takes a token of the caller's address's rate limit).
+type AcceptedJSON struct {
+	*TokenResponse
+	Invitation InvitationJSON `json:"invitation"`
+}
+
 // AcceptParams is the body of POST /auth/v1/invite/accept.
 type AcceptParams struct {
 	Token    string          `json:"token"`
@@ -99,7 +107,7 @@ type AcceptParams struct {
 // proves it with their password, which is not changed, so a forwarded link cannot take over an
 // account. The invitation is used, the membership made and the session started in one
 // transaction.
-func (s *Service) AcceptInvitation(ctx context.Context, p AcceptParams, c Client) (*TokenResponse, error) {
+func (s *Service) AcceptInvitation(ctx context.Context, p AcceptParams, c Client) (*AcceptedJSON, error) {
 	if err := s.limit(c, ""); err != nil {
 		return nil, err
 	}
@@ -167,7 +175,13 @@ func (s *Service) AcceptInvitation(ctx context.Context, p AcceptParams, c Client
 		return nil, fmt.Errorf("auth: accept invitation: %w", err)
 	}
 	s.log.InfoContext(ctx, "auth: invitation accepted", "user_id", u.ID, "project", inv.ProjectSlug, "role", inv.Role)
-	return s.issue(u, sid, "aal1", started, refresh, sessionClient{})
+	tokens, err := s.issue(u, sid, "aal1", started, refresh, sessionClient{})
+	if err != nil {
+		return nil, err
+	}
+	used := inv.InvitationJSON
+	used.AccountExists = true // it does now, whether it did before or not
+	return &AcceptedJSON{TokenResponse: tokens, Invitation: used}, nil
 }
 
 func (s *Service) lookupInvite(c echo.Context) error {

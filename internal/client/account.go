@@ -91,22 +91,26 @@ func (c *Client) LookupInvitation(ctx context.Context, token string) (*Invitatio
 }
 
 // AcceptInvitation accepts the invitation of token: a newcomer's account is made with password
-// and name, someone with an account gives its password. The answer is their new session.
-func (c *Client) AcceptInvitation(ctx context.Context, token, password, name string) (*Session, error) {
+// and name, someone with an account gives its password. The answer is their new session and
+// the invitation it used.
+func (c *Client) AcceptInvitation(ctx context.Context, token, password, name string) (*Session, *Invitation, error) {
 	body := map[string]any{"token": token, "password": password}
 	if name != "" {
 		body["data"] = map[string]string{"name": name}
 	}
 	res, err := c.do(ctx, request{method: http.MethodPost, path: "/auth/v1/invite/accept", body: body})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var s Session
-	if err := json.Unmarshal(res.body, &s); err != nil || s.AccessToken == "" {
-		return nil, fmt.Errorf("client: decode session: %v", err)
+	var out struct {
+		Session
+		Invitation Invitation `json:"invitation"`
 	}
-	s.Received = time.Now()
-	return &s, nil
+	if err := json.Unmarshal(res.body, &out); err != nil || out.AccessToken == "" || out.Invitation.ProjectSlug == "" {
+		return nil, nil, fmt.Errorf("client: decode accepted invitation: %v", err)
+	}
+	out.Received = time.Now()
+	return &out.Session, &out.Invitation, nil
 }
 
 // MemberRow is one member of a project with the profile co-members see.
