@@ -38,7 +38,8 @@ func refuse(format string, a ...any) error { return &userError{msg: fmt.Sprintf(
 func addTool[In, Out any](s *Server, t *sdk.Tool, schema *jsonschema.Schema, fn func(context.Context, identity, In) (Out, error)) {
 	t.InputSchema = schema
 	t.OutputSchema = outputSchema[Out]()
-	call := func(ctx context.Context, id identity, in In) (*sdk.CallToolResult, error) {
+	// call runs fn and encodes its result: the JSON of Out, or a tool error worded by toolError.
+	call := func(ctx context.Context, id identity, in In) ([]byte, error) {
 		start := time.Now()
 		out, err := fn(ctx, id, in)
 		outcome := metrics.OutcomeOK
@@ -65,23 +66,26 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, schema *jsonschema.Schema, fn 
 		if err != nil {
 			return nil, fmt.Errorf("mcp: encode %s result: %w", t.Name, err)
 		}
-		// The text block repeats the JSON for clients that read only content, as the spec
-		// suggests for structured results.
-		return &sdk.CallToolResult{
-			Content:           []sdk.Content{&sdk.TextContent{Text: string(b)}},
-			StructuredContent: json.RawMessage(b),
-		}, nil
+		return b, nil
 	}
 	sdk.AddTool(s.mcp, t, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {
 		id, err := caller(req)
 		if err != nil {
 			return nil, nil, err
 		}
-		res, err := call(ctx, id, in)
-		return res, nil, err
+		b, err := call(ctx, id, in)
+		if err != nil {
+			return nil, nil, err
+		}
+		// The text block repeats the JSON for clients that read only content, as the spec
+		// suggests for structured results. The fast path writes the same two (appendResult).
+		return &sdk.CallToolResult{
+			Content:           []sdk.Content{&sdk.TextContent{Text: string(b)}},
+			StructuredContent: json.RawMessage(b),
+		}, nil, nil
 	})
 	if t.Annotations != nil && t.Annotations.ReadOnlyHint {
-		s.addFastTool(t.Name, schema, func(ctx context.Context, id identity, args []byte) (*sdk.CallToolResult, error) {
+		s.addFastTool(t.Name, schema, func(ctx context.Context, id identity, args []byte) ([]byte, error) {
 			var in In
 			if err := json.Unmarshal(args, &in); err != nil {
 				return nil, errNotFast
