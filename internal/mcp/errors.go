@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -39,6 +40,7 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, schema *jsonschema.Schema, fn 
 	t.InputSchema = schema
 	t.OutputSchema = outputSchema[Out]()
 	// call runs fn and encodes its result: the JSON of Out, or a tool error worded by toolError.
+	var sizeHint atomic.Int64
 	call := func(ctx context.Context, id identity, in In) ([]byte, error) {
 		start := time.Now()
 		out, err := fn(ctx, id, in)
@@ -62,7 +64,7 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, schema *jsonschema.Schema, fn 
 		if err != nil {
 			return nil, err
 		}
-		b, err := json.Marshal(out)
+		b, err := encodeResult(out, &sizeHint)
 		if err != nil {
 			return nil, fmt.Errorf("mcp: encode %s result: %w", t.Name, err)
 		}
@@ -93,6 +95,18 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, schema *jsonschema.Schema, fn 
 			return call(ctx, id, in)
 		})
 	}
+}
+
+// encodeResult is json.Marshal(v), written by v itself when it can (encode.go). sizeHint
+// carries the size of the tool's last result, so the buffer is allocated once.
+func encodeResult(v any, sizeHint *atomic.Int64) ([]byte, error) {
+	if a, ok := v.(jsonAppender); ok {
+		if b, ok := a.appendJSON(make([]byte, 0, sizeHint.Load()+512)); ok {
+			sizeHint.Store(int64(len(b)))
+			return b, nil
+		}
+	}
+	return json.Marshal(v)
 }
 
 // internalError is a failure of ours (network, 5xx, a body we could not read). The model sees
