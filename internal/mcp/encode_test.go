@@ -53,7 +53,7 @@ func TestAppendJSONAsEncodingJSON(t *testing.T) {
 				t.Fatal(err)
 			}
 			var hint atomic.Int64
-			got, err := encodeResult(tc.v, &hint)
+			got, err := encodeResult(tc.v, []byte("stale"), &hint)
 			if err != nil || !bytes.Equal(got, want) {
 				t.Errorf("appendJSON: %s %v\njson.Marshal: %s", got, err, want)
 			}
@@ -66,7 +66,7 @@ func TestAppendJSONAsEncodingJSON(t *testing.T) {
 		v := PageOut{Publications: []Publication{{UpdatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}}}
 		_, want := json.Marshal(v)
 		var hint atomic.Int64
-		if _, err := encodeResult(v, &hint); want == nil || err == nil || err.Error() != want.Error() {
+		if _, err := encodeResult(v, nil, &hint); want == nil || err == nil || err.Error() != want.Error() {
 			t.Errorf("encodeResult: %v, json.Marshal: %v", err, want)
 		}
 	})

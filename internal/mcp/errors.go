@@ -41,7 +41,7 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, schema *jsonschema.Schema, fn 
 	t.OutputSchema = outputSchema[Out]()
 	// call runs fn and encodes its result: the JSON of Out, or a tool error worded by toolError.
 	var sizeHint atomic.Int64
-	call := func(ctx context.Context, id identity, in In) ([]byte, error) {
+	call := func(ctx context.Context, id identity, in In, dst []byte) ([]byte, error) {
 		start := time.Now()
 		out, err := fn(ctx, id, in)
 		outcome := metrics.OutcomeOK
@@ -64,7 +64,7 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, schema *jsonschema.Schema, fn 
 		if err != nil {
 			return nil, err
 		}
-		b, err := encodeResult(out, &sizeHint)
+		b, err := encodeResult(out, dst, &sizeHint)
 		if err != nil {
 			return nil, fmt.Errorf("mcp: encode %s result: %w", t.Name, err)
 		}
@@ -75,7 +75,7 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, schema *jsonschema.Schema, fn 
 		if err != nil {
 			return nil, nil, err
 		}
-		b, err := call(ctx, id, in)
+		b, err := call(ctx, id, in, nil)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -87,21 +87,24 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, schema *jsonschema.Schema, fn 
 		}, nil, nil
 	})
 	if t.Annotations != nil && t.Annotations.ReadOnlyHint {
-		s.addFastTool(t.Name, schema, func(ctx context.Context, id identity, args []byte) ([]byte, error) {
+		s.addFastTool(t.Name, schema, func(ctx context.Context, id identity, args, dst []byte) ([]byte, error) {
 			var in In
 			if err := json.Unmarshal(args, &in); err != nil {
 				return nil, errNotFast
 			}
-			return call(ctx, id, in)
+			return call(ctx, id, in, dst)
 		})
 	}
 }
 
-// encodeResult is json.Marshal(v), written by v itself when it can (encode.go). sizeHint
-// carries the size of the tool's last result, so the buffer is allocated once.
-func encodeResult(v any, sizeHint *atomic.Int64) ([]byte, error) {
+// encodeResult is json.Marshal(v), written by v itself into dst when it can (encode.go). With
+// no dst, sizeHint (the size of the tool's last result) sizes the buffer it allocates.
+func encodeResult(v any, dst []byte, sizeHint *atomic.Int64) ([]byte, error) {
 	if a, ok := v.(jsonAppender); ok {
-		if b, ok := a.appendJSON(make([]byte, 0, sizeHint.Load()+512)); ok {
+		if dst == nil {
+			dst = make([]byte, 0, sizeHint.Load()+512)
+		}
+		if b, ok := a.appendJSON(dst[:0]); ok {
 			sizeHint.Store(int64(len(b)))
 			return b, nil
 		}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -34,7 +35,8 @@ type fastTool struct {
 	// run decodes validated arguments and calls the tool as the SDK's handler would, returning
 	// the JSON of its result or the tool error; errNotFast when the arguments do not decode,
 	// for the SDK to word the error.
-	run func(ctx context.Context, id identity, args []byte) ([]byte, error)
+	// The JSON is appended to dst (when the result writes its own, see encodeResult).
+	run func(ctx context.Context, id identity, args, dst []byte) ([]byte, error)
 }
 
 // errNotFast sends a request to the SDK after all.
@@ -60,7 +62,7 @@ const (
 
 // addFastTool lets the fast path call the tool name; schema is its input schema, resolved as
 // the SDK resolves it.
-func (s *Server) addFastTool(name string, schema *jsonschema.Schema, run func(context.Context, identity, []byte) ([]byte, error)) {
+func (s *Server) addFastTool(name string, schema *jsonschema.Schema, run func(ctx context.Context, id identity, args, dst []byte) ([]byte, error)) {
 	resolved, err := schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
 	if err != nil {
 		panic("mcp: resolve input schema of " + name + ": " + err.Error()) // caught by every test that builds the server
@@ -86,7 +88,9 @@ func (s *Server) fastReads(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		out, ok := s.fastCall(r.Context(), r.Header, body)
+		bufs := buffers.Get().(*fastBuffers)
+		defer bufs.put()
+		out, ok := s.fastCall(r.Context(), r.Header, body, bufs)
 		if !ok {
 			next.ServeHTTP(w, r)
 			return
@@ -101,6 +105,26 @@ func (s *Server) fastReads(next http.Handler) http.Handler {
 	})
 }
 
+// fastBuffers hold a fast answer while it is written: the result's JSON and the JSON-RPC
+// response around it, together about twice the result (20 kB for a search page). Reused,
+// they are allocated and zeroed once instead of per call.
+type fastBuffers struct{ result, answer []byte }
+
+var buffers = sync.Pool{New: func() any { return new(fastBuffers) }}
+
+// maxPooled bounds what a pooled buffer keeps, so one large answer does not stay in memory.
+const maxPooled = 256 << 10
+
+func (b *fastBuffers) put() {
+	if cap(b.result) > maxPooled {
+		b.result = nil
+	}
+	if cap(b.answer) > maxPooled {
+		b.answer = nil
+	}
+	buffers.Put(b)
+}
+
 type readCloser struct {
 	io.Reader
 	io.Closer
@@ -108,7 +132,7 @@ type readCloser struct {
 
 // fastCall runs the tools/call in body and returns the JSON-RPC response, or false when the
 // request is not one the fast path is sure to answer as the SDK would.
-func (s *Server) fastCall(ctx context.Context, header http.Header, body []byte) ([]byte, bool) {
+func (s *Server) fastCall(ctx context.Context, header http.Header, body []byte, bufs *fastBuffers) ([]byte, bool) {
 	// Maps keep the keys exactly as sent: the SDK matches field names case-sensitively, and
 	// any member it might read differently (an unknown one, _meta) sends the request there.
 	var msg map[string]json.RawMessage
@@ -158,12 +182,14 @@ func (s *Server) fastCall(ctx context.Context, header http.Header, body []byte) 
 	if err != nil {
 		return nil, false
 	}
-	structured, err := tool.run(ctx, who, input)
+	structured, err := tool.run(ctx, who, input, bufs.result[:0])
 	if errors.Is(err, errNotFast) {
 		return nil, false
 	}
 	if err == nil {
-		return appendResult(nil, id, newer, structured), true
+		bufs.result = structured
+		bufs.answer = appendResult(bufs.answer[:0], id, newer, structured)
+		return bufs.answer, true
 	}
 	// A tool's failure is a result the model reads, as in the SDK's typed handlers.
 	res := &sdk.CallToolResult{}
