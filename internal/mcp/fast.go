@@ -28,6 +28,14 @@ import (
 // certain of (another method, a batch, _meta, arguments the schema refuses, an unknown or newer
 // protocol version, a body too large), goes to the SDK untouched, which stays the MCP server
 // for initialize, tools/list and every error.
+//
+// Beyond skipping the SDK's session, the fast path writes the JSON-RPC answer itself
+// (appendResult) into pooled buffers, the list tools write their results' JSON by hand
+// (encode.go), and a call without arguments is validated once per tool. Measured on the demo
+// data with the in-process REST hop of `masthead serve` (CPU profiles on a loaded, shared
+// 2-core machine): search_publications' fast path spent ~0.55 ms of CPU of its own per call
+// and now ~0.06 ms; most of what is left is the REST request and internal/client decoding
+// its rows, as for any other client of /rest/v1.
 
 // fastTool is a read tool as the fast path calls it.
 type fastTool struct {
