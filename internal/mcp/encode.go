@@ -6,11 +6,10 @@ import (
 	"unicode/utf8"
 )
 
-// Hand-written JSON for the results of the list tools (list_projects, search_publications,
-// review_queue's items aside). json.Marshal finds its way through these types by reflection on
-// every call, which for search_publications' page of 20 publications cost about as much CPU as
-// everything else /mcp adds to the REST request behind it; appending the fields in order takes
-// a fifth of that. The bytes are exactly json.Marshal's (TestAppendJSONAsEncodingJSON compares
+// Hand-written JSON for the results of list_projects and search_publications. json.Marshal
+// finds its way through these types by reflection on every call: ~24 µs of CPU for a page of
+// 20 publications on the (loaded, shared) test machine, where appending the fields in order
+// takes ~5 µs. The bytes are exactly json.Marshal's (TestAppendJSONAsEncodingJSON compares
 // them on every field's edge cases), so the SDK path and the fast path, which both call
 // encodeResult, answer as before.
 
