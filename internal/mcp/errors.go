@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -38,7 +39,9 @@ func refuse(format string, a ...any) error { return &userError{msg: fmt.Sprintf(
 func addTool[In, Out any](s *Server, t *sdk.Tool, schema *jsonschema.Schema, fn func(context.Context, identity, In) (Out, error)) {
 	t.InputSchema = schema
 	t.OutputSchema = outputSchema[Out]()
-	call := func(ctx context.Context, id identity, in In) (*sdk.CallToolResult, error) {
+	// call runs fn and encodes its result: the JSON of Out, or a tool error worded by toolError.
+	var sizeHint atomic.Int64
+	call := func(ctx context.Context, id identity, in In, dst []byte) ([]byte, error) {
 		start := time.Now()
 		out, err := fn(ctx, id, in)
 		outcome := metrics.OutcomeOK
@@ -61,34 +64,52 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, schema *jsonschema.Schema, fn 
 		if err != nil {
 			return nil, err
 		}
-		b, err := json.Marshal(out)
+		b, err := encodeResult(out, dst, &sizeHint)
 		if err != nil {
 			return nil, fmt.Errorf("mcp: encode %s result: %w", t.Name, err)
 		}
-		// The text block repeats the JSON for clients that read only content, as the spec
-		// suggests for structured results.
-		return &sdk.CallToolResult{
-			Content:           []sdk.Content{&sdk.TextContent{Text: string(b)}},
-			StructuredContent: json.RawMessage(b),
-		}, nil
+		return b, nil
 	}
 	sdk.AddTool(s.mcp, t, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {
 		id, err := caller(req)
 		if err != nil {
 			return nil, nil, err
 		}
-		res, err := call(ctx, id, in)
-		return res, nil, err
+		b, err := call(ctx, id, in, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		// The text block repeats the JSON for clients that read only content, as the spec
+		// suggests for structured results. The fast path writes the same two (appendResult).
+		return &sdk.CallToolResult{
+			Content:           []sdk.Content{&sdk.TextContent{Text: string(b)}},
+			StructuredContent: json.RawMessage(b),
+		}, nil, nil
 	})
 	if t.Annotations != nil && t.Annotations.ReadOnlyHint {
-		s.addFastTool(t.Name, schema, func(ctx context.Context, id identity, args []byte) (*sdk.CallToolResult, error) {
+		s.addFastTool(t.Name, schema, func(ctx context.Context, id identity, args, dst []byte) ([]byte, error) {
 			var in In
 			if err := json.Unmarshal(args, &in); err != nil {
 				return nil, errNotFast
 			}
-			return call(ctx, id, in)
+			return call(ctx, id, in, dst)
 		})
 	}
+}
+
+// encodeResult is json.Marshal(v), written by v itself into dst when it can (encode.go). With
+// no dst, sizeHint (the size of the tool's last result) sizes the buffer it allocates.
+func encodeResult(v any, dst []byte, sizeHint *atomic.Int64) ([]byte, error) {
+	if a, ok := v.(jsonAppender); ok {
+		if dst == nil {
+			dst = make([]byte, 0, sizeHint.Load()+512)
+		}
+		if b, ok := a.appendJSON(dst[:0]); ok {
+			sizeHint.Store(int64(len(b)))
+			return b, nil
+		}
+	}
+	return json.Marshal(v)
 }
 
 // internalError is a failure of ours (network, 5xx, a body we could not read). The model sees

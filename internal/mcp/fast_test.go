@@ -83,6 +83,8 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 		{"list_projects without arguments", call(`1`, `{"name":"list_projects"}`), "", "", true, nil},
 		{"list_projects with null arguments", call(`20`, `{"name":"list_projects","arguments":null}`), "", "", true, nil},
 		{"list_projects with empty arguments", call(`2`, `{"name":"list_projects","arguments":{}}`), "", "", true, nil},
+		{"list_projects with spaced empty arguments", call(`25`, `{"name":"list_projects","arguments":{ }}`), "", "", true, nil},
+		{"search without arguments", call(`26`, `{"name":"search_publications"}`), "", "", true, nil},
 		{"search by project and status", call(`3`, `{"name":"search_publications","arguments":{"project":"northwind","status":["reviewing","approved"],"limit":2}}`), "", "", true, nil},
 		{"search by text, string id", call(`"req-<1>"`, `{"name":"search_publications","arguments":{"text":"tide"}}`), "", "", true, nil},
 		{"get_publication", call(`5`, `{"name":"get_publication","arguments":{"publication_id":"`+s.pubs["Lighthouse gala"]+`"}}`), "", "", true, nil},
@@ -92,6 +94,7 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 		{"older protocol", call(`9`, `{"name":"list_projects"}`), "2025-03-26", "", true, nil},
 		// The SDK's own answers: errors, other methods, anything unusual.
 		{"get_publication with null arguments", call(`24`, `{"name":"get_publication","arguments":null}`), "", "", false, nil},
+		{"get_publication with empty arguments", call(`27`, `{"name":"get_publication","arguments":{}}`), "", "", false, nil},
 		{"malformed id refused by the schema", call(`10`, `{"name":"get_publication","arguments":{"publication_id":"nope"}}`), "", "", false, nil},
 		{"unknown argument", call(`11`, `{"name":"search_publications","arguments":{"Project":"northwind"}}`), "", "", false, nil},
 		{"wrong argument type", call(`12`, `{"name":"search_publications","arguments":{"limit":"ten"}}`), "", "", false, nil},

@@ -3,6 +3,7 @@ package mcp
 import (
 	"net/url"
 	"time"
+	"unicode/utf8"
 
 	"masthead/internal/client"
 )
@@ -72,9 +73,9 @@ func (s *Server) projectURL(project, page string) string {
 
 // clip shortens s to at most n runes, marking the cut, so list results stay small.
 func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
+	if len(s) <= n || utf8.RuneCountInString(s) <= n {
+		return s // most summaries: no copy to runes
 	}
+	r := []rune(s)
 	return string(r[:n-1]) + "…"
 }
