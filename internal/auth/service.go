@@ -122,8 +122,9 @@ func (s *Service) Caller(r *http.Request) (pg.Caller, error) {
 		return pg.Caller{}, err
 	}
 	// Whether the session still exists is checked by the database as the caller's transaction
-	// starts (pg.ErrSessionEnded), so a request pays no round trip for it here.
-	return pg.UserCaller(claims.Raw), nil
+	// starts (pg.ErrSessionEnded), so a request pays no round trip for it here. Passing sub and
+	// session_id as decoded here spares the database parsing the claims for them.
+	return pg.VerifiedCaller(claims.Raw, claims.Subject, claims.SessionID), nil
 }
 
 // bearer returns the token of an "Authorization: Bearer …" header; ok is false when there is
