@@ -10,7 +10,9 @@
 -- For a caller whose claims the identity service verified, pg now passes sub and session_id
 -- beside the claims (the same verified token, so they cannot disagree), publishes sub as
 -- request.jwt.claim.sub (as PostgREST does, and as Supabase's auth.uid() reads it first), and
--- checks the session with the three-argument check_session below, which parses nothing.
+-- checks the session with the three-argument check_session below, which parses nothing. With
+-- the setup that skips an empty unnest (pg.go), PostgreSQL's CPU per authenticated download in
+-- BenchmarkFloorDownload went from 108–117 to 85–107 µs.
 -- auth.uid() reads request.jwt.claim.sub when it is set and falls back to the claims otherwise
 -- (callers without a session, and tests that publish claims by hand). The settings are
 -- transaction-local like request.jwt.claims, so nothing leaks to the next user of a connection.
