@@ -51,3 +51,78 @@ func TestVerifiedCacheKeepsCheckingTime(t *testing.T) {
 		t.Fatalf("an expired token was accepted from the cache: %v", err)
 	}
 }
+
+// TestVerifiedCacheBounds: the cache never holds more than its size, makes room by dropping
+// expired tokens first (a live one stays remembered), and a negative size remembers nothing.
+func TestVerifiedCacheBounds(t *testing.T) {
+	t.Parallel()
+	raw, err := GenerateKeySet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := ParseKeySet(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	token := func(exp time.Time, n int) string {
+		payload, _ := json.Marshal(map[string]any{
+			"iss": "https://masthead.test/auth/v1", "aud": "authenticated", "role": "authenticated",
+			"sub": "8f0c7a52-0000-4000-8000-000000000001", "session_id": "8f0c7a52-0000-4000-8000-000000000002",
+			"iat": now.Unix(), "exp": exp.Unix(), "n": n,
+		})
+		tok, err := keys.sign(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	size := func(v *Verifier) int {
+		v.cache.mu.RLock()
+		defer v.cache.mu.RUnlock()
+		return len(v.cache.m)
+	}
+
+	v := NewVerifier(keys, "https://masthead.test/auth/v1").WithCache(3)
+	v.now = func() time.Time { return now }
+	live := token(now.Add(time.Hour), 0)
+	short := []string{token(now.Add(time.Minute), 1), token(now.Add(time.Minute), 2)}
+	for _, tok := range append([]string{live}, short...) {
+		if _, err := v.Verify(tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if size(v) != 3 {
+		t.Fatalf("%d remembered, want 3", size(v))
+	}
+	now = now.Add(2 * time.Minute) // the two short tokens have expired (past the leeway)
+	if _, err := v.Verify(token(now.Add(time.Hour), 3)); err != nil {
+		t.Fatal(err)
+	}
+	if size(v) != 2 {
+		t.Fatalf("%d remembered after making room, want 2 (the live token and the new one)", size(v))
+	}
+	if _, ok := v.cache.get(sha256Of(live)); !ok {
+		t.Fatal("a live token was dropped while expired ones made room")
+	}
+	for i := range 10 {
+		if _, err := v.Verify(token(now.Add(time.Hour), 10+i)); err != nil {
+			t.Fatal(err)
+		}
+		if size(v) > 3 {
+			t.Fatalf("%d remembered, more than the size 3", size(v))
+		}
+	}
+
+	none := NewVerifier(keys, "https://masthead.test/auth/v1").WithCache(-1)
+	none.now = func() time.Time { return now }
+	if _, err := none.Verify(live); err != nil {
+		t.Fatal(err)
+	}
+	if size(none) != 0 {
+		t.Fatal("a verifier without a cache remembered a token")
+	}
+	if NewVerifier(keys, "x").WithCache(0).cache.max != DefaultTokenCacheSize {
+		t.Fatal("size 0 is not the default")
+	}
+}

@@ -61,6 +61,9 @@ type Config struct {
 	ReauthWindow time.Duration
 	// PasswordMinLength is the shortest password a person may set (updateUser, invitations).
 	PasswordMinLength int
+	// TokenCacheSize is how many verified access tokens an instance remembers, so that a token
+	// presented again skips its signature check (auth.Options.TokenCacheSize); 0 turns it off.
+	TokenCacheSize int
 	// TokenRateIP and TokenRateAccount limit POST /auth/v1/token per client IP and per email.
 	TokenRateIP      Rate
 	TokenRateAccount Rate
@@ -214,6 +217,7 @@ func Default() Config {
 		BcryptCost:            10,
 		ReauthWindow:          10 * time.Minute,
 		PasswordMinLength:     8,
+		TokenCacheSize:        10000,
 		TokenRateIP:           Rate{Count: 150, Per: 5 * time.Minute, Burst: 30},
 		TokenRateAccount:      Rate{Count: 30, Per: 5 * time.Minute, Burst: 10},
 		TokenRateAccountTotal: Rate{Count: 300, Per: 5 * time.Minute, Burst: 100},
@@ -270,6 +274,7 @@ var settings = []setting{
 	{"MASTHEAD_REFRESH_REUSE_INTERVAL", "refresh-reuse-interval", "how long a rotated refresh token still returns the current one: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.RefreshReuseInterval) }},
 	{"MASTHEAD_AUTH_REAUTH_WINDOW", "auth-reauth-window", "how long after signing in a password may be changed without the current one: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.ReauthWindow) }},
 	{"MASTHEAD_PASSWORD_MIN_LENGTH", "password-min-length", "shortest password a person may set", func(c *Config) flag.Value { return (*intValue)(&c.PasswordMinLength) }},
+	{"MASTHEAD_AUTH_TOKEN_CACHE_SIZE", "auth-token-cache-size", "how many verified access tokens to remember so a repeated one skips its signature check (0: none)", func(c *Config) flag.Value { return (*intValue)(&c.TokenCacheSize) }},
 	{"MASTHEAD_BCRYPT_COST", "bcrypt-cost", "bcrypt cost of password hashes (4-31)", func(c *Config) flag.Value { return (*intValue)(&c.BcryptCost) }},
 	{"MASTHEAD_TOKEN_RATE_IP", "token-rate-ip", "POST /auth/v1/token limit per client IP: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.TokenRateIP) }},
 	{"MASTHEAD_TOKEN_RATE_ACCOUNT", "token-rate-account", "password sign-in limit per client IP and email: count/period,burst", func(c *Config) flag.Value { return (*rateValue)(&c.TokenRateAccount) }},
@@ -407,6 +412,9 @@ func (c Config) Validate() error {
 	}
 	if c.ReauthWindow < 0 || c.PasswordMinLength < 6 || c.PasswordMinLength > 72 {
 		errs = append(errs, errors.New("config: MASTHEAD_AUTH_REAUTH_WINDOW must not be negative and MASTHEAD_PASSWORD_MIN_LENGTH must be between 6 and 72 (bcrypt reads 72 bytes)"))
+	}
+	if c.TokenCacheSize < 0 {
+		errs = append(errs, errors.New("config: MASTHEAD_AUTH_TOKEN_CACHE_SIZE must not be negative"))
 	}
 	if c.RefreshReuseInterval < 0 {
 		errs = append(errs, errors.New("config: MASTHEAD_REFRESH_REUSE_INTERVAL must not be negative"))

@@ -128,6 +128,7 @@ func TestValidate(t *testing.T) {
 		{"no upload size", func(c *Config) { c.StorageMaxUploadBytes = 0 }, "MASTHEAD_STORAGE_MAX_UPLOAD_BYTES"},
 		{"no list page", func(c *Config) { c.StorageMaxListLimit = 0 }, "MASTHEAD_STORAGE_MAX_LIST_LIMIT"},
 		{"no batch", func(c *Config) { c.StorageMaxBatch = -1 }, "MASTHEAD_STORAGE_MAX_BATCH"},
+		{"negative token cache", func(c *Config) { c.TokenCacheSize = -1 }, "MASTHEAD_AUTH_TOKEN_CACHE_SIZE"},
 		{"tiny JSON bodies", func(c *Config) { c.StorageMaxJSONBytes = 100 }, "MASTHEAD_STORAGE_MAX_JSON_BYTES"},
 		{"signed URLs that never work", func(c *Config) { c.StorageMaxSignedURLTTL = time.Millisecond }, "MASTHEAD_STORAGE_MAX_SIGNED_URL_TTL"},
 		{"signed uploads that never work", func(c *Config) { c.StorageSignedUploadTTL = 0 }, "MASTHEAD_STORAGE_SIGNED_UPLOAD_TTL"},
@@ -363,5 +364,19 @@ func TestStorageLimitsFromEnv(t *testing.T) {
 	if _, err := FromEnv(func(k string) string { return map[string]string{"MASTHEAD_STORAGE_MAX_BATCH": "many"}[k] }); err == nil ||
 		!strings.Contains(err.Error(), "MASTHEAD_STORAGE_MAX_BATCH") {
 		t.Errorf("a bad value must name its variable: %v", err)
+	}
+}
+
+// TestTokenCacheSize: the verified-token cache holds 10,000 tokens unless
+// MASTHEAD_AUTH_TOKEN_CACHE_SIZE says otherwise, and 0 (no cache) is a valid choice.
+func TestTokenCacheSize(t *testing.T) {
+	if Default().TokenCacheSize != 10000 {
+		t.Fatalf("default %d", Default().TokenCacheSize)
+	}
+	for v, want := range map[string]int{"500": 500, "0": 0} {
+		c, err := FromEnv(func(k string) string { return map[string]string{"MASTHEAD_AUTH_TOKEN_CACHE_SIZE": v}[k] })
+		if err != nil || c.TokenCacheSize != want {
+			t.Errorf("MASTHEAD_AUTH_TOKEN_CACHE_SIZE=%s: %d, %v", v, c.TokenCacheSize, err)
+		}
 	}
 }

@@ -105,8 +105,8 @@ func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, expl
 	// The setup is the same text on every request and touches no table,
 	// so it is prepared once per connection like any read.
 	all := make([]Stmt, 0, len(stmts)+1)
-	params := setupParams(c, readOnly)
-	all = append(all, Stmt{SQL: setupSQL, Params: [][]byte{[]byte(params[0]), []byte(params[1]), []byte(params[2]), []byte(params[3])}, Prepare: true})
+	sql, params := setup(c, readOnly)
+	all = append(all, Stmt{SQL: sql, Params: params, Prepare: true})
 	all = append(all, stmts...)
 	newName := make([]string, len(all)) // statements prepared in this pipeline
 	for i, s := range all {

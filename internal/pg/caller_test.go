@@ -2,6 +2,7 @@ package pg_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -42,5 +43,97 @@ func TestSetupSettings(t *testing.T) {
 	}
 	if role != pg.LoginRole || method != "" {
 		t.Fatalf("after the transaction: role %q, request.method %q leaked", role, method)
+	}
+}
+
+// TestSetupTexts runs every form of the caller setup (claims checked from the JSON or from the
+// sub and session_id beside them; no settings, read-only alone, further settings) through both
+// ExecAsCaller and WithCaller on one connection: each sees the caller's role, auth.uid(), claims,
+// settings and read-only mode, leaves nothing behind for the next transaction, and refuses the
+// claims of a session that has ended (pg.ErrSessionEnded) — the check the forms without the
+// JSON parse must keep.
+func TestSetupTexts(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	own := db.Owner(t)
+	var uid, sid string
+	if err := own.QueryRow(ctx, `insert into auth.users (email) values ('setup@example.test') returning id`).Scan(&uid); err != nil {
+		t.Fatal(err)
+	}
+	if err := own.QueryRow(ctx, `insert into auth.sessions (user_id) values ($1) returning id`, uid).Scan(&sid); err != nil {
+		t.Fatal(err)
+	}
+	claims := []byte(`{"sub":"` + uid + `","role":"authenticated","session_id":"` + sid + `","email":"setup@example.test"}`)
+	callers := map[string]pg.Caller{
+		"claims only": pg.UserCaller(claims),
+		"verified":    pg.VerifiedCaller(claims, uid, sid),
+	}
+	conn, err := db.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	const probe = `select current_user || ' ' || coalesce(auth.uid()::text, '-') || ' ' || (auth.jwt() ->> 'email') || ' ' ||
+		coalesce(nullif(current_setting('request.method', true), ''), '-') || ' ' || current_setting('transaction_read_only')`
+	for name, c := range callers {
+		for _, settings := range []map[string]string{nil, {"request.method": "GET"}} {
+			c := c
+			c.Settings = settings
+			method := "-"
+			if settings != nil {
+				method = "GET"
+			}
+			for _, readOnly := range []bool{false, true} {
+				want := "authenticated " + uid + " setup@example.test " + method + map[bool]string{false: " off", true: " on"}[readOnly]
+				rs, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), c, readOnly, false, pg.Stmt{SQL: probe, Prepare: true})
+				if err != nil {
+					t.Fatalf("%s, settings %v, read-only %v: %v", name, settings, readOnly, err)
+				}
+				if got := string(rs[0].Rows[0][0]); got != want {
+					t.Errorf("%s, settings %v, read-only %v: got %q, want %q", name, settings, readOnly, got, want)
+				}
+			}
+			var got string
+			err := pg.WithCaller(ctx, db.Pool, c, pg.ReadOnly, func(tx pgx.Tx) error {
+				return tx.QueryRow(ctx, probe).Scan(&got)
+			})
+			if want := "authenticated " + uid + " setup@example.test " + method + " on"; err != nil || got != want {
+				t.Errorf("%s, settings %v, WithCaller: got %q, %v; want %q", name, settings, got, err, want)
+			}
+		}
+	}
+	var left string
+	if err := conn.QueryRow(ctx, `select current_user || ' ' || coalesce(current_setting('request.jwt.claim.sub', true), '') ||
+		coalesce(current_setting('request.jwt.claims', true), '')`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left != pg.LoginRole+" " {
+		t.Fatalf("after the transactions the connection holds %q", left)
+	}
+	if _, err := own.Exec(ctx, `delete from auth.sessions where id = $1`, sid); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range callers {
+		for _, settings := range []map[string]string{nil, {"request.method": "GET"}} {
+			c.Settings = settings
+			for _, readOnly := range []bool{false, true} {
+				if _, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), c, readOnly, false, pg.Stmt{SQL: `select 1`}); !errors.Is(err, pg.ErrSessionEnded) {
+					t.Errorf("%s, settings %v, read-only %v, ended session: %v, want pg.ErrSessionEnded", name, settings, readOnly, err)
+				}
+			}
+			if err := pg.WithCaller(ctx, db.Pool, c, pg.ReadOnly, func(pgx.Tx) error { return nil }); !errors.Is(err, pg.ErrSessionEnded) {
+				t.Errorf("%s, settings %v, WithCaller, ended session: %v, want pg.ErrSessionEnded", name, settings, err)
+			}
+		}
+	}
+	// A session of another user is no session of this one.
+	var otherSid string
+	if err := own.QueryRow(ctx, `insert into auth.sessions (user_id) select id from auth.users where email = 'setup@example.test' returning id`).Scan(&otherSid); err != nil {
+		t.Fatal(err)
+	}
+	stranger := pg.VerifiedCaller(claims, "00000000-0000-4000-8000-000000000009", otherSid)
+	if _, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), stranger, true, false, pg.Stmt{SQL: `select 1`}); !errors.Is(err, pg.ErrSessionEnded) {
+		t.Errorf("a session checked against another sub: %v, want pg.ErrSessionEnded", err)
 	}
 }

@@ -10,6 +10,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -154,6 +155,7 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 		BcryptCost:        s.cfg.BcryptCost,
 		ReauthWindow:      s.cfg.ReauthWindow,
 		PasswordMinLength: s.cfg.PasswordMinLength,
+		TokenCacheSize:    cmp.Or(s.cfg.TokenCacheSize, -1), // the setting's 0 is none, auth's the default
 		IPLimit:           s.limit(s.cfg.TokenRateIP),
 		AccountLimit:      s.limit(s.cfg.TokenRateAccount),
 		AccountTotal:      s.limit(s.cfg.TokenRateAccountTotal),

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"strconv"
 	"testing"
@@ -242,5 +243,41 @@ func TestAPIKey(t *testing.T) {
 	}
 	if ev.rowCount(t, "proj-a/k.png") != 0 {
 		t.Error("upload without apikey wrote a row")
+	}
+}
+
+// TestDownloadAfterSignOut: a token the identity service has verified (and so remembers, see
+// auth.Verifier) downloads until its session ends, and is refused with 401 from the very next
+// request on both download routes: the database checks the session on every download, so the
+// verified-token cache and the setup that skips parsing the claims change nothing about it.
+// Another user's session is untouched.
+func TestDownloadAfterSignOut(t *testing.T) {
+	t.Parallel()
+	ev := newDiskEnv(t)
+	paths := []string{"/storage/v1/object/authenticated/media/proj-a/photo.png", "/storage/v1/object/media/proj-a/photo.png"}
+	for range 2 { // the second round uses the remembered token
+		for _, p := range paths {
+			if resp, body := ev.do(t, req{path: p, user: "viewerA"}); resp.StatusCode != http.StatusOK || !bytes.Equal(body, ev.png) {
+				t.Fatalf("%s before sign-out: %d", p, resp.StatusCode)
+			}
+		}
+	}
+	// What /auth/v1/logout does: the session's row goes.
+	if _, err := ev.db.Owner(t).Exec(context.Background(), `delete from auth.sessions where user_id = $1`, ev.users["viewerA"]); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		for _, p := range paths {
+			resp, body := ev.do(t, req{path: p, user: "viewerA"})
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("%s after sign-out: %d %s", p, resp.StatusCode, body)
+			}
+			if e := storageError(t, body); e["statusCode"] != "401" || e["error"] != "Unauthorized" || e["message"] != "Invalid or expired access token" {
+				t.Fatalf("%s after sign-out: %s", p, body)
+			}
+		}
+	}
+	if resp, _ := ev.do(t, req{path: paths[0], user: "ownerA"}); resp.StatusCode != http.StatusOK {
+		t.Fatalf("another user's session after viewerA signed out: %d", resp.StatusCode)
 	}
 }
