@@ -156,6 +156,12 @@ func (b *rowsBody) add(row [][]byte) error {
 	if b.buf.Len()+len(row[0])+len(aggSep)+len(b.csvHeader) > b.max {
 		return errResponseBytes(b.max)
 	}
+	if b.rows == 1 {
+		// The first row sizes the body: a page is most often one row (a read by id), which
+		// then takes one allocation of its exact size instead of growing from 64 bytes
+		// (2.4 KB and one copy less for the seed's publication with its embeds).
+		b.buf.Grow(len(b.csvHeader) + len(row[0]) + 2)
+	}
 	switch {
 	case b.csvHeader != "" && b.rows == 1:
 		b.buf.WriteString(b.csvHeader + "\n")
