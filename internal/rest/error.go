@@ -62,10 +62,29 @@ func writeNullable(b *bytes.Buffer, s string) {
 // writeJSONString writes s as a JSON string without escaping <, > and & (as PostgREST's
 // encoder does not).
 func writeJSONString(b *bytes.Buffer, s string) {
+	if plainJSON(s) {
+		// Nothing to escape: what the encoder would write, without building one (an
+		// encoder per string was 2 of the 10 allocations request.headers took per header).
+		b.WriteByte('"')
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)       // a string always encodes
 	b.Truncate(b.Len() - 1) // Encode ends with a newline
+}
+
+// plainJSON says whether s is printable ASCII without '"' and '\\', which a JSON string holds
+// as it is.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // parseError is PGRST100: the query string does not follow the grammar.

@@ -1,8 +1,11 @@
 package rest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"masthead/internal/pg"
@@ -110,5 +113,29 @@ func TestSQLStatus(t *testing.T) {
 	}
 	if got := sqlStatus(pg.Fields{Code: "23503"}, false); got != http.StatusConflict {
 		t.Errorf("23503 = %d", got)
+	}
+}
+
+// TestWriteJSONStringAsEncoder: the fast path for strings with nothing to escape writes what
+// encoding/json (without HTML escaping) writes, and the rest still goes through the encoder.
+func TestWriteJSONStringAsEncoder(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"", "plain", "Bearer user:1234-abcd", "a<b>&c", `quo"te`, `back\slash`,
+		"tab\there", "new\nline", "del\x7f", "ünïcödé", "\u2028", "bad\xffutf8", "x-forwarded-for"} {
+		var got, want bytes.Buffer
+		writeJSONString(&got, s)
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		if w := strings.TrimSuffix(want.String(), "\n"); got.String() != w {
+			t.Errorf("%q: got %s, want %s", s, got.String(), w)
+		}
+	}
+	h := http.Header{"Authorization": {"Bearer x"}, "X-Odd\"Name": {"v"}, "Empty": nil}
+	var m map[string]string
+	if err := json.Unmarshal([]byte(headersJSON(h)), &m); err != nil || len(m) != 2 || m["authorization"] != "Bearer x" || m[`x-odd"name`] != "v" {
+		t.Errorf("headersJSON = %s (%v)", headersJSON(h), err)
 	}
 }

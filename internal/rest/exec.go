@@ -76,7 +76,7 @@ func unavailable(cause error) *Error {
 // callerFor adds PostgREST's per-request settings to the caller.
 func (h *Handler) callerFor(rq *request) pg.Caller {
 	c := rq.caller
-	settings := make(map[string]string, len(c.Settings)+4)
+	settings := make(map[string]string, len(c.Settings)+5)
 	for k, v := range c.Settings {
 		settings[k] = v
 	}
@@ -84,16 +84,24 @@ func (h *Handler) callerFor(rq *request) pg.Caller {
 	settings["request.method"] = r.Method
 	settings["request.path"] = rq.path
 	settings["request.headers"] = headersJSON(r.Header)
-	settings["statement_timeout"] = strconv.FormatInt(h.cfg.StatementTimeout.Milliseconds(), 10)
-	settings["masthead.max_embedded_rows"] = strconv.FormatInt(h.cfg.MaxEmbeddedRows, 10)
+	settings["statement_timeout"] = h.timeoutMS
+	settings["masthead.max_embedded_rows"] = h.maxEmbedded
 	c.Settings = settings
 	return c
 }
 
 // headersJSON renders request.headers as PostgREST does: one JSON object
-// with lower-case names and the first value of each header.
+// with lower-case names and the first value of each header. A name needing no
+// escape (every name net/http parsed) is lowered straight into the buffer.
 func headersJSON(h http.Header) string {
+	n := 2
+	for k, v := range h {
+		if len(v) > 0 {
+			n += len(k) + len(v[0]) + 6
+		}
+	}
 	var b bytes.Buffer
+	b.Grow(n)
 	b.WriteByte('{')
 	for k, v := range h {
 		if len(v) == 0 {
@@ -102,7 +110,15 @@ func headersJSON(h http.Header) string {
 		if b.Len() > 1 {
 			b.WriteByte(',')
 		}
-		writeJSONString(&b, lowerASCII(k))
+		if plainJSON(k) {
+			b.WriteByte('"')
+			for i := 0; i < len(k); i++ {
+				b.WriteByte(lowerByte(k[i]))
+			}
+			b.WriteByte('"')
+		} else {
+			writeJSONString(&b, lowerASCII(k))
+		}
 		b.WriteByte(':')
 		writeJSONString(&b, v[0])
 	}
@@ -113,11 +129,16 @@ func headersJSON(h http.Header) string {
 func lowerASCII(s string) string {
 	b := []byte(s)
 	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
+		b[i] = lowerByte(c)
 	}
 	return string(b)
+}
+
+func lowerByte(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // run executes stmts as the caller in one pipelined round trip and hands

@@ -92,6 +92,9 @@ type Handler struct {
 	log    *slog.Logger
 	shares *shares
 	plans  planCache
+	// timeoutMS and maxEmbedded are StatementTimeout and MaxEmbeddedRows as the settings
+	// every request sends, formatted once.
+	timeoutMS, maxEmbedded string
 }
 
 // NewHandler builds the handler; schema must already be loaded.
@@ -100,7 +103,9 @@ func NewHandler(pool *pgxpool.Pool, schema *SchemaCache, auth Authenticator, cfg
 	if cfg.PoolShare <= 0 {
 		cfg.PoolShare = max(2, int(pool.Config().MaxConns)/4)
 	}
-	return &Handler{pool: pool, schema: schema, auth: auth, cfg: cfg, log: log, shares: newShares(cfg.PoolShare, cfg.PoolShareWait)}
+	return &Handler{pool: pool, schema: schema, auth: auth, cfg: cfg, log: log, shares: newShares(cfg.PoolShare, cfg.PoolShareWait),
+		timeoutMS:   strconv.FormatInt(cfg.StatementTimeout.Milliseconds(), 10),
+		maxEmbedded: strconv.FormatInt(cfg.MaxEmbeddedRows, 10)}
 }
 
 // Mount registers the routes on a group mounted at /rest/v1.

@@ -26,8 +26,13 @@ type shares struct {
 
 type share struct {
 	sem   chan struct{}
-	users int // requests holding or waiting for a slot; the entry goes at zero
+	users int // requests holding or waiting for a slot
 }
+
+// idleShares is how many callers' entries may stay in the map at zero users. An entry outlives
+// its last request so that a caller's next one (a client reading again) finds it instead of
+// allocating a share and its semaphore channel anew; past the bound, entries at zero go.
+const idleShares = 4096
 
 func newShares(per int, wait time.Duration) *shares {
 	return &shares{per: per, wait: wait, slots: map[string]*share{}}
@@ -38,6 +43,13 @@ func (s *shares) take(ctx context.Context, key string) (func(), error) {
 	s.mu.Lock()
 	sh := s.slots[key]
 	if sh == nil {
+		if len(s.slots) >= idleShares {
+			for k, v := range s.slots {
+				if v.users == 0 {
+					delete(s.slots, k)
+				}
+			}
+		}
 		sh = &share{sem: make(chan struct{}, s.per)}
 		s.slots[key] = sh
 	}
@@ -45,9 +57,7 @@ func (s *shares) take(ctx context.Context, key string) (func(), error) {
 	s.mu.Unlock()
 	leave := func() {
 		s.mu.Lock()
-		if sh.users--; sh.users == 0 {
-			delete(s.slots, key)
-		}
+		sh.users--
 		s.mu.Unlock()
 	}
 	select {
