@@ -193,11 +193,14 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
+// structural undoes url.Values.Encode's escaping of PostgREST's structural characters. Built
+// once: a Replacer builds its lookup tables on first use, about 12 µs and 12 kB, which every
+// request paid when it was made per call (measured under MCP's read tools).
+var structural = strings.NewReplacer("%28", "(", "%29", ")", "%2C", ",", "%3A", ":", "%2A", "*", "%21", "!", "%3E", ">")
+
 // encodeQuery is url.Values.Encode with PostgREST's structural characters left readable.
 func encodeQuery(q url.Values) string {
-	s := q.Encode()
-	r := strings.NewReplacer("%28", "(", "%29", ")", "%2C", ",", "%3A", ":", "%2A", "*", "%21", "!", "%3E", ">")
-	return r.Replace(s)
+	return structural.Replace(q.Encode())
 }
 
 // parseContentRange reads the total of "0-24/1234" (or "*/0"); -1 when unknown.

@@ -97,8 +97,11 @@ func likePattern(text string) string {
 	if text == "" {
 		return ""
 	}
-	return "*" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(text) + "*"
+	return "*" + likeEscapes.Replace(text) + "*"
 }
+
+// likeEscapes escapes LIKE's wildcards and its escape character; built once, like structural.
+var likeEscapes = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // detailSelect is everything the publication page shows, in one request.
 const detailSelect = "*," +

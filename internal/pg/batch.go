@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -222,18 +223,30 @@ func EndTx(ctx context.Context, conn *pgconn.PgConn, commit bool) error {
 // ArrayLiteral renders vals as a PostgreSQL array literal with every element quoted, so it is
 // sent as one text parameter and PostgreSQL parses it as an array of the type it is cast to.
 func ArrayLiteral(vals []string) string {
+	n := 2
+	for _, v := range vals {
+		n += len(v) + 3
+	}
 	var b strings.Builder
+	b.Grow(n + n/8) // room for a few escapes: one allocation on every request's setup
 	b.WriteByte('{')
 	for i, v := range vals {
 		if i > 0 {
 			b.WriteByte(',')
 		}
 		b.WriteByte('"')
-		for _, r := range v {
-			if r == '"' || r == '\\' {
-				b.WriteByte('\\')
+		for j := 0; j < len(v); {
+			if c := v[j]; c < utf8.RuneSelf {
+				if c == '"' || c == '\\' {
+					b.WriteByte('\\')
+				}
+				b.WriteByte(c)
+				j++
+				continue
 			}
+			r, size := utf8.DecodeRuneInString(v[j:]) // invalid UTF-8 becomes U+FFFD, as before
 			b.WriteRune(r)
+			j += size
 		}
 		b.WriteByte('"')
 	}

@@ -159,3 +159,25 @@ func TestExecAsCaller(t *testing.T) {
 		}
 	})
 }
+
+// TestArrayLiteral: the text[] literal of the settings' keys and values quotes every element
+// and escapes quotes and backslashes only; multi-byte text passes whole, and invalid UTF-8
+// becomes U+FFFD (PostgreSQL would refuse the raw bytes).
+func TestArrayLiteral(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   []string
+		want string
+	}{
+		{nil, `{}`},
+		{[]string{""}, `{""}`},
+		{[]string{"a", "b,c"}, `{"a","b,c"}`},
+		{[]string{`say "hi"`, `C:\dir`}, `{"say \"hi\"","C:\\dir"}`},
+		{[]string{"café ☕", "{NULL}"}, `{"café ☕","{NULL}"}`},
+		{[]string{"bad \xff byte"}, "{\"bad \uFFFD byte\"}"},
+	} {
+		if got := pg.ArrayLiteral(tc.in); got != tc.want {
+			t.Errorf("ArrayLiteral(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}

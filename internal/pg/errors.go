@@ -44,6 +44,9 @@ const sessionEndedCode = "PT401"
 
 // sessionError marks the setup's refusal of an ended session as ErrSessionEnded.
 func sessionError(err error) error {
+	if err == nil {
+		return nil // every successful request passes here: errors.As would allocate
+	}
 	if f, ok := ErrorFields(err); ok && f.Code == sessionEndedCode {
 		return fmt.Errorf("%w: %w", ErrSessionEnded, err)
 	}
