@@ -13,14 +13,7 @@ import (
 // verified from scratch (so a tampered copy of a good token fails).
 func TestVerifiedCacheKeepsCheckingTime(t *testing.T) {
 	t.Parallel()
-	raw, err := GenerateKeySet()
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := ParseKeySet(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := newTestKeys(t)
 	now := time.Now()
 	v := NewVerifier(keys, "https://masthead.test/auth/v1")
 	v.now = func() time.Time { return now }
@@ -56,14 +49,7 @@ func TestVerifiedCacheKeepsCheckingTime(t *testing.T) {
 // expired tokens first (a live one stays remembered), and a negative size remembers nothing.
 func TestVerifiedCacheBounds(t *testing.T) {
 	t.Parallel()
-	raw, err := GenerateKeySet()
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := ParseKeySet(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := newTestKeys(t)
 	now := time.Now()
 	token := func(exp time.Time, n int) string {
 		payload, _ := json.Marshal(map[string]any{
@@ -125,4 +111,18 @@ func TestVerifiedCacheBounds(t *testing.T) {
 	if NewVerifier(keys, "x").WithCache(0).cache.max != DefaultTokenCacheSize {
 		t.Fatal("size 0 is not the default")
 	}
+}
+
+// newTestKeys is a fresh key set to sign test tokens with.
+func newTestKeys(t *testing.T) *KeySet {
+	t.Helper()
+	raw, err := GenerateKeySet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := ParseKeySet(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
 }
