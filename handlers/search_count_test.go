@@ -8,8 +8,7 @@ import (
 
 // TestQueueSearchCountsToTheCap: a text search in the queue counts its matches exactly up to
 // client.SearchCap and says "more than 1,000" past it, paging only that far; below the cap it
-// shows the exact number. Matching is case-insensitive and literal (search_publications,
-// migration 020).
+// shows the exact number. Matching is case-insensitive (search_publications).
 func TestQueueSearchCountsToTheCap(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
