@@ -135,14 +135,10 @@ func (a *App) queue(c echo.Context) error {
 		if rows, total, err = a.api.Queue(ctx(c), token, f); err != nil {
 			return err
 		}
-		// The badge is the database's verdict, the one readiness() gives; without it the queue
-		// still serves, so a failure is logged, not shown.
-		if ids := goLiveCandidates(rows); len(ids) > 0 {
-			if golive, err = a.api.ReadinessOf(ctx(c), token, ids); err != nil {
-				a.log.WarnContext(ctx(c), "handlers: readiness unavailable", "route", c.Path(), "err", err)
-			}
-		}
-		seen, err = a.api.Visit(ctx(c), token, "queue:"+pc.project.ID)
+		// The badge is the database's verdict, the one readiness() gives, asked in the same
+		// call that records the visit (what is new since the last sitting): one round trip
+		// instead of two on every queue page.
+		seen, golive, err = a.api.VisitWithReadiness(ctx(c), token, "queue:"+pc.project.ID, goLiveCandidates(rows))
 		return err
 	})
 	if err != nil {
