@@ -29,8 +29,7 @@ func TestRESTTimeoutInProcess(t *testing.T) {
 		<-r.Context().Done() // a request that outlives the timeout
 		w.WriteHeader(http.StatusServiceUnavailable)
 	})
-	hc := client.InProcess(stub)
-	hc.Timeout = timeout
+	hc := client.InProcess(stub, timeout)
 	s, err := New(Config{APIURL: "http://127.0.0.1:1", PublishableKey: "k", PublicURL: "http://mcp.test",
 		Auth: fakeAuth{}, InvalidToken: errBadToken, HTTPClient: hc})
 	if err != nil {

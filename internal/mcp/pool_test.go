@@ -43,7 +43,7 @@ func TestFastPathBuffersConcurrent(t *testing.T) {
 		_, _ = w.Write([]byte("[" + strings.Join(rows[:n], ",") + "]"))
 	})
 	s, err := New(Config{APIURL: "http://127.0.0.1:1", PublishableKey: "k", PublicURL: "http://mcp.test",
-		Auth: fakeAuth{}, InvalidToken: errBadToken, HTTPClient: client.InProcess(stub)})
+		Auth: fakeAuth{}, InvalidToken: errBadToken, HTTPClient: client.InProcess(stub, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,8 @@
 package mcp
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -97,8 +95,6 @@ func New(cfg Config) (*Server, error) {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConns, t.MaxIdleConnsPerHost = 256, 256
 		hc = &http.Client{Timeout: defaultRESTTimeout, Transport: t}
-	} else if _, known := hc.Transport.(*http.Transport); hc.Timeout > 0 && hc.Transport != nil && !known {
-		hc = deadlineClient(hc)
 	}
 	api, err := client.New(cfg.APIURL, cfg.PublishableKey, hc)
 	if err != nil {
@@ -165,45 +161,4 @@ func (s *Server) Mount(e *echo.Echo) {
 	e.GET(MetadataMCPPath, echo.WrapHandler(s.metadata))
 	e.OPTIONS(MetadataPath, echo.WrapHandler(s.metadata))
 	e.OPTIONS(MetadataMCPPath, echo.WrapHandler(s.metadata))
-}
-
-// deadlineClient is hc with its Timeout enforced as a deadline on each request's context.
-// For a Transport it does not know (client.InProcess, which `masthead serve` hands over),
-// http.Client enforces Timeout the way it did before contexts: a timer and a goroutine per
-// request that close Request.Cancel, which an in-process handler never reads anyway; it only
-// sees the context deadline, which this sets just the same. That goroutine was a scheduling
-// hop and a few µs of CPU on every tool call's REST request.
-func deadlineClient(hc *http.Client) *http.Client {
-	c := *hc
-	c.Transport = deadlineTransport{next: hc.Transport, timeout: hc.Timeout}
-	c.Timeout = 0
-	return &c
-}
-
-type deadlineTransport struct {
-	next    http.RoundTripper
-	timeout time.Duration
-}
-
-func (t deadlineTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	ctx, cancel := context.WithTimeout(r.Context(), t.timeout)
-	res, err := t.next.RoundTrip(r.WithContext(ctx))
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	// The deadline also covers reading the body, as http.Client.Timeout does.
-	res.Body = cancelOnClose{res.Body, cancel}
-	return res, nil
-}
-
-type cancelOnClose struct {
-	io.ReadCloser
-	cancel context.CancelFunc
-}
-
-func (b cancelOnClose) Close() error {
-	err := b.ReadCloser.Close()
-	b.cancel()
-	return err
 }

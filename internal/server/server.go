@@ -210,8 +210,7 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 	// was a third of what list_projects over MCP added to its REST request). /mcp verifies
 	// tokens offline: REST checks the session on every tool call, so a lookup here too would
 	// only add a transaction.
-	rest := client.InProcess(s.echo)
-	rest.Timeout = s.cfg.RequestTimeout
+	rest := client.InProcess(s.echo, s.cfg.RequestTimeout)
 	m, err := mcp.New(mcp.Config{
 		APIURL: s.cfg.BaseURL(), PublishableKey: s.cfg.PublishableKey, PublicURL: s.cfg.BaseURL(),
 		HTTPClient: rest,
@@ -273,7 +272,7 @@ func (s *Server) mountDashboard(o options) error {
 	// The dashboard calls the service mounted beside it in process: no socket, and the person's
 	// own address as the peer, so the service's limits apply per person, not to the dashboard.
 	app, err := handlers.New(handlers.Config{
-		HTTPClient: client.InProcess(s.echo),
+		HTTPClient: client.InProcess(s.echo, 0), // bounded by the browser request it serves
 		APIURL:     s.cfg.BaseURL(), PublishableKey: s.cfg.PublishableKey, SessionKeys: keys,
 		Secure: strings.HasPrefix(s.cfg.BaseURL(), "https://"), Logger: s.log,
 		DemoLogins: o.demoLogins, DemoPassword: o.demoPassword,
