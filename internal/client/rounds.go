@@ -155,4 +155,3 @@ type ReadinessSummary struct {
 	Ready         bool     `json:"ready"`
 	Failing       []string `json:"failing"`
 }
-
