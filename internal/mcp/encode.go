@@ -21,19 +21,7 @@ type jsonAppender interface {
 }
 
 func (p ProjectsOut) appendJSON(dst []byte) ([]byte, bool) {
-	dst = append(dst, `{"projects":`...)
-	if p.Projects == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = append(dst, '[')
-		for i, pr := range p.Projects {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = pr.appendJSON(dst)
-		}
-		dst = append(dst, ']')
-	}
+	dst = appendArray(append(dst, `{"projects":`...), p.Projects, func(dst []byte, pr Project) []byte { return pr.appendJSON(dst) })
 	return append(dst, '}'), true
 }
 
@@ -43,36 +31,14 @@ func (p *Project) appendJSON(dst []byte) []byte {
 	dst = appendField(dst, `,"name":`, p.Name)
 	dst = appendField(dst, `,"role":`, p.Role)
 	dst = appendField(dst, `,"timezone":`, p.Timezone)
-	dst = append(dst, `,"default_channels":`...)
-	if p.DefaultChannels == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = append(dst, '[')
-		for i, c := range p.DefaultChannels {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendString(dst, c)
-		}
-		dst = append(dst, ']')
-	}
-	dst = append(dst, `,"collections":`...)
-	if p.Collections == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = append(dst, '[')
-		for i, c := range p.Collections {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendField(dst, `{"id":`, c.ID)
-			dst = appendField(dst, `,"slug":`, c.Slug)
-			dst = appendField(dst, `,"name":`, c.Name)
-			dst = appendField(dst, `,"kind":`, c.Kind)
-			dst = append(dst, '}')
-		}
-		dst = append(dst, ']')
-	}
+	dst = appendArray(append(dst, `,"default_channels":`...), p.DefaultChannels, appendString[string])
+	dst = appendArray(append(dst, `,"collections":`...), p.Collections, func(dst []byte, c Collection) []byte {
+		dst = appendField(dst, `{"id":`, c.ID)
+		dst = appendField(dst, `,"slug":`, c.Slug)
+		dst = appendField(dst, `,"name":`, c.Name)
+		dst = appendField(dst, `,"kind":`, c.Kind)
+		return append(dst, '}')
+	})
 	dst = appendField(dst, `,"queue_url":`, p.QueueURL)
 	dst = appendField(dst, `,"schedule_url":`, p.ScheduleURL)
 	return append(dst, '}')
@@ -138,6 +104,22 @@ func (p *Publication) appendJSON(dst []byte) ([]byte, bool) {
 	}
 	dst = appendField(dst, `,"url":`, p.URL)
 	return append(dst, '}'), true
+}
+
+// appendArray appends items as a JSON array, each written by each, and a nil slice as null
+// (as json.Marshal does).
+func appendArray[T any](dst []byte, items []T, each func([]byte, T) []byte) []byte {
+	if items == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '[')
+	for i, it := range items {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = each(dst, it)
+	}
+	return append(dst, ']')
 }
 
 // appendField appends a key (with its punctuation) and a string value.
