@@ -158,60 +158,8 @@ func (h *Handler) rpc(c echo.Context) error {
 	if err := h.window(rq, root); err != nil {
 		return h.fail(c, err)
 	}
-	q := &sqlb{}
-	from, call := q.call(fn, in.args(fn))
 	count := rq.prefer.Count != ""
-	single := false // one value or one row, answered without the array
-	switch {
-	case fn.ReturnsVoid:
-		// In FROM, so the call runs even though nothing of it is read.
-		if from != "" {
-			from += ", LATERAL"
-		} else {
-			from = " FROM"
-		}
-		q.WriteString(`SELECT NULL::bigint, count(*), ''` + from + " " + call + ` AS "s0"`)
-	case fn.Result != nil:
-		// The call sits in a CTE so it runs once even when counted.
-		if from != "" {
-			from += ", LATERAL"
-		} else {
-			from = " FROM"
-		}
-		q.WriteString(`WITH "pgrst_source" AS (SELECT "pgrst_call".*` + from + " " + call + ` AS "pgrst_call") SELECT `)
-		if count {
-			// Counts of function results are exact: the planner cannot
-			// estimate what a function returns.
-			q.WriteString(`(SELECT count(*) FROM "pgrst_source" AS "c0"`)
-			q.where(root, `"c0"`, "", "")
-			q.WriteString("), ")
-		} else {
-			q.WriteString("NULL::bigint, ")
-		}
-		q.WriteString(`count(*), COALESCE(json_agg("s0"), '[]')::text FROM (`)
-		q.level(root, `"t0"`, "", `"pgrst_source"`, false)
-		q.WriteString(`) AS "s0"`)
-		single = !fn.ReturnsSet
-	case fn.ReturnsSet:
-		q.WriteString(`WITH "pgrst_source" AS (SELECT ` + call + ` AS "pgrst_scalar"` + from + `) SELECT `)
-		if count {
-			q.WriteString(`(SELECT count(*) FROM "pgrst_source"), `)
-		} else {
-			q.WriteString("NULL::bigint, ")
-		}
-		q.WriteString(`count(*), COALESCE(json_agg("s0"."pgrst_scalar"), '[]')::text FROM (SELECT "pgrst_scalar" FROM "pgrst_source"`)
-		q.limit(root.limit, root.offset)
-		q.WriteString(`) AS "s0"`)
-	default:
-		single = true
-		q.WriteString(`SELECT `)
-		if count {
-			q.WriteString("1::bigint, ")
-		} else {
-			q.WriteString("NULL::bigint, ")
-		}
-		q.WriteString(`1::bigint, COALESCE((SELECT to_json(` + call + `)` + from + `)::text, 'null')`)
-	}
+	q, single := buildCall(fn, in.args(fn), root, count)
 	if count {
 		rq.prefer.Apply("count", rq.prefer.Count)
 	}
@@ -266,6 +214,67 @@ func (h *Handler) rpc(c echo.Context) error {
 		return h.fail(c, errResponseBytes(h.cfg.MaxResponseBytes))
 	}
 	return blob(c, http.StatusOK, ctype, res.body)
+}
+
+// buildCall is the one statement that calls fn with args and reads its result as root says
+// (select, filters, order, page), with the count of the result's rows when count is set. It
+// returns one row: the count (NULL without), the rows in the page and the body. single says
+// the answer is one value or one row, not an array.
+func buildCall(fn *Function, args map[string]json.RawMessage, root *node, count bool) (*sqlb, bool) {
+	q := &sqlb{}
+	from, call := q.call(fn, args)
+	single := false // one value or one row, answered without the array
+	switch {
+	case fn.ReturnsVoid:
+		// In FROM, so the call runs even though nothing of it is read.
+		if from != "" {
+			from += ", LATERAL"
+		} else {
+			from = " FROM"
+		}
+		q.WriteString(`SELECT NULL::bigint, count(*), ''` + from + " " + call + ` AS "s0"`)
+	case fn.Result != nil:
+		// The call sits in a CTE so it runs once even when counted.
+		if from != "" {
+			from += ", LATERAL"
+		} else {
+			from = " FROM"
+		}
+		q.WriteString(`WITH "pgrst_source" AS (SELECT "pgrst_call".*` + from + " " + call + ` AS "pgrst_call") SELECT `)
+		if count {
+			// Counts of function results are exact: the planner cannot
+			// estimate what a function returns.
+			q.WriteString(`(SELECT count(*) FROM "pgrst_source" AS "c0"`)
+			q.where(root, `"c0"`, "", "")
+			q.WriteString("), ")
+		} else {
+			q.WriteString("NULL::bigint, ")
+		}
+		q.WriteString(`count(*), COALESCE(json_agg("s0"), '[]')::text FROM (`)
+		q.level(root, `"t0"`, "", `"pgrst_source"`, false)
+		q.WriteString(`) AS "s0"`)
+		single = !fn.ReturnsSet
+	case fn.ReturnsSet:
+		q.WriteString(`WITH "pgrst_source" AS (SELECT ` + call + ` AS "pgrst_scalar"` + from + `) SELECT `)
+		if count {
+			q.WriteString(`(SELECT count(*) FROM "pgrst_source"), `)
+		} else {
+			q.WriteString("NULL::bigint, ")
+		}
+		q.WriteString(`count(*), COALESCE(json_agg("s0"."pgrst_scalar"), '[]')::text FROM (SELECT "pgrst_scalar" FROM "pgrst_source"`)
+		q.limit(root.limit, root.offset)
+		q.WriteString(`) AS "s0"`)
+	default:
+		single = true
+		q.WriteString(`SELECT `)
+		if count {
+			q.WriteString("1::bigint, ")
+		} else {
+			q.WriteString("NULL::bigint, ")
+		}
+		q.WriteString(`1::bigint, COALESCE((SELECT to_json(` + call + `)` + from + `)::text, 'null')`)
+	}
+	return q, single
 }
 
 // call returns what calls fn: from is " FROM json_to_record(…) AS "_"(…)", which reads the
