@@ -167,7 +167,11 @@ func (h *Handler) rpc(c echo.Context) error {
 	// As PostgREST: only POST to a volatile function may write; anything
 	// else runs read-only (a write attempt is 405 through SQLSTATE 25006).
 	write := !read && fn.Volatile == 'v'
-	err = h.run(rq, write, []pg.Stmt{q.stmt()}, func(rs []*pgconn.Result) error {
+	// Calls repeat by shape (the arguments are one JSON parameter): keep the plan, as reads do.
+	// Planning the dashboard's search statement cost about 0.4 ms of its 5.
+	st := q.stmt()
+	st.Prepare = true
+	err = h.run(rq, write, []pg.Stmt{st}, func(rs []*pgconn.Result) error {
 		var err error
 		if res, err = scanResult(rs[0]); err != nil {
 			return err
