@@ -24,29 +24,13 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 	s := newStack(t)
 	token := s.token(t, "editor")
 	build := func(sdkOnly bool) (string, *atomic.Int64) {
-		svc := s.env.Server.Auth()
-		m, err := mcp.New(mcp.Config{
-			APIURL: s.url, PublishableKey: s.env.Key, PublicURL: s.url,
-			Auth: mcp.TokenVerifier(func(token string) ([]byte, error) {
-				c, err := svc.Verifier().Verify(token)
-				if err != nil {
-					return nil, err
-				}
-				return c.Raw, nil
-			}),
-			InvalidToken: auth.ErrInvalidToken,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := s.mcpServer(t)
 		var n atomic.Int64
 		if sdkOnly {
 			mcp.SDKOnly(m)
 		}
 		mcp.OnFast(m, func() { n.Add(1) })
-		srv := httptest.NewServer(m.Handler())
-		t.Cleanup(srv.Close)
-		return srv.URL, &n
+		return s.serve(t, m), &n
 	}
 	fastURL, fastN := build(false)
 	sdkURL, sdkN := build(true)
@@ -199,4 +183,33 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 	if sdkN.Load() != 0 {
 		t.Errorf("the SDK-only server answered %d requests on its fast path", sdkN.Load())
 	}
+}
+
+// mcpServer is an MCP server of its own on the stack's service (over loopback HTTP, not in
+// process), verifying tokens as the service does, for tests that set its hooks.
+func (s *stack) mcpServer(t *testing.T) *mcp.Server {
+	t.Helper()
+	svc := s.env.Server.Auth()
+	m, err := mcp.New(mcp.Config{
+		APIURL: s.url, PublishableKey: s.env.Key, PublicURL: s.url,
+		Auth: mcp.TokenVerifier(func(token string) ([]byte, error) {
+			c, err := svc.Verifier().Verify(token)
+			if err != nil {
+				return nil, err
+			}
+			return c.Raw, nil
+		}),
+		InvalidToken: auth.ErrInvalidToken,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// serve serves m's /mcp until the test ends and returns its URL.
+func (s *stack) serve(t *testing.T, m *mcp.Server) string {
+	srv := httptest.NewServer(m.Handler())
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
