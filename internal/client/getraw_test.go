@@ -14,7 +14,7 @@ import (
 // Content-Range, and refuses exactly as Get does: PostgREST's error fields kept, Single's 406
 // reported as 404, a non-JSON error page as its status text, Retry-After read, and a request
 // that outlives the client's timeout failing as a network error (no status). Get, built on it,
-// decodes the same body.
+// decodes the same body, announced in length or chunked.
 func TestGetRaw(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
@@ -53,6 +53,10 @@ func TestGetRaw(t *testing.T) {
 			w.Header().Set("Retry-After", "3")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = w.Write([]byte(`{"code":"PGRST003","message":"Timed out acquiring connection from connection pool."}`))
+		case "/rest/v1/chunked": // no Content-Length: read to the end
+			_, _ = w.Write([]byte(`[` + strings.Repeat(`{"id":"x"},`, 300)))
+			w.(http.Flusher).Flush()
+			_, _ = w.Write([]byte(`{"id":"last"}]`))
 		case "/rest/v1/slow":
 			select {
 			case <-release:
@@ -78,6 +82,11 @@ func TestGetRaw(t *testing.T) {
 	}
 	if _, res, err := c.GetRaw(ctx, "tok", From("rows").Select("id,title")); err != nil || res.Total != -1 {
 		t.Errorf("without Count: total %d, %v", res.Total, err)
+	}
+
+	var chunked []struct{ ID string }
+	if _, err := c.Get(ctx, "tok", From("chunked"), &chunked); err != nil || len(chunked) != 301 || chunked[300].ID != "last" {
+		t.Errorf("chunked: %d rows, %v", len(chunked), err)
 	}
 
 	for _, tc := range []struct {
