@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	segjson "github.com/segmentio/encoding/json"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	segjson "github.com/segmentio/encoding/json"
 
 	"masthead/internal/pg"
 )
