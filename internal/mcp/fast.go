@@ -415,10 +415,3 @@ func acceptsJSONAndStream(values []string) (ok bool) {
 	}
 	return j && s
 }
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
