@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"masthead/internal/client"
@@ -63,14 +61,7 @@ func TestReadToolRefusals(t *testing.T) {
 				if sdkOnly {
 					SDKOnly(s)
 				}
-				r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(
-					`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tc.tool+`","arguments":`+tc.args+`}}`))
-				r.Header.Set("Authorization", "Bearer good")
-				r.Header.Set("Content-Type", "application/json")
-				r.Header.Set("Accept", "application/json, text/event-stream")
-				r.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-				w := httptest.NewRecorder()
-				s.Handler().ServeHTTP(w, r)
+				w := postMCP(s, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tc.tool+`","arguments":`+tc.args+`}}`)
 				if w.Code != http.StatusOK || fast == sdkOnly {
 					t.Fatalf("sdkOnly %v: %d, fast path %v: %s", sdkOnly, w.Code, fast, w.Body)
 				}
