@@ -109,9 +109,8 @@ func (c *Client) Get(ctx context.Context, accessToken string, q *Query, out any)
 }
 
 // GetRaw runs q as Get does and returns the service's JSON as it came (the rows' array, or the
-// one row's object with Single), for a caller that decodes it its own way: MCP's read tools
-// decode with a faster, non-reflective-per-call decoder than encoding/json. Refusals are the
-// same *Error as from Get.
+// one row's object with Single), for a caller that decodes it its own way (MCP's read tools use
+// a faster decoder than encoding/json). Refusals are the same *Error as from Get.
 func (c *Client) GetRaw(ctx context.Context, accessToken string, q *Query) ([]byte, Result, error) {
 	h := http.Header{}
 	if q.count {

@@ -14,8 +14,8 @@ import (
 // tools are mostly this decode: a page of 20 publications took encoding/json ~120 µs of CPU on
 // the test machine, more than everything else MCP adds to the REST request, and takes this
 // decoder a fifth of that. It decodes as encoding/json does (field names matched the same
-// way, last duplicate wins, invalid UTF-8 replaced); TestDecodeAsEncodingJSON holds the two
-// to the same values on the service's real answers and on edge cases.
+// way, last duplicate wins, invalid UTF-8 replaced): TestDecodeAsEncodingJSON holds the two to
+// the same values on edge cases, TestReadToolsDecodeAsEncodingJSON on the service's answers.
 func (s *Server) get(ctx context.Context, token string, q *client.Query, out any) (client.Result, error) {
 	body, res, err := s.api.GetRaw(ctx, token, q)
 	if err != nil {
