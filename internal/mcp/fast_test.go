@@ -80,6 +80,9 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 		{"escaped member name", `{"jsonrpc":"2.0","id":47,"\u006dethod":"tools/call","params":{"name":"list_projects"}}`, "", "", true, nil},
 		{"repeated member", `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"get_publication","name":"list_projects"},"id":42}`, "", "", true, nil},
 		// The SDK's own answers: errors, other methods, anything unusual.
+		{"negative id", call(`-42`, `{"name":"list_projects"}`), "", "", true, nil},
+		{"largest exact id", call(`-9007199254740992`, `{"name":"list_projects"}`), "", "", true, nil},
+		{"id past 2^53, rounded by the SDK", call(`-9007199254740993`, `{"name":"list_projects"}`), "", "", false, nil},
 		{"offset past int", call(`49`, `{"name":"search_publications","arguments":{"offset":1e21}}`), "", "", false, nil},
 		{"trailing data", call(`43`, `{"name":"list_projects"}`) + ` {}`, "", "", false, nil},
 		{"null params", `{"jsonrpc":"2.0","id":44,"method":"tools/call","params":null}`, "", "", false, nil},
