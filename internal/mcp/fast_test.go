@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -111,33 +112,21 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := fastN.Load()
 			post := func(base string) (*http.Response, []byte) {
-				req, _ := http.NewRequest(http.MethodPost, base, bytes.NewReader([]byte(tc.body)))
-				req.Header.Set("Authorization", "Bearer "+token)
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
+				req := rpcRequest(base, token, tc.body)
 				if tc.accept != "" {
 					req.Header.Set("Accept", tc.accept)
 				}
 				switch tc.version {
 				case "":
-					req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
 				case "-":
+					req.Header.Del("Mcp-Protocol-Version")
 				default:
 					req.Header.Set("Mcp-Protocol-Version", tc.version)
 				}
 				for k, v := range tc.headers {
 					req.Header.Set(k, v)
 				}
-				res, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer res.Body.Close()
-				b, err := io.ReadAll(res.Body)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return res, b
+				return send(t, req)
 			}
 			fr, fb := post(fastURL)
 			sr, sb := post(sdkURL)
@@ -224,4 +213,32 @@ func (s *stack) serve(t *testing.T, m *mcp.Server) string {
 	srv := httptest.NewServer(m.Handler())
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// rpcRequest is a POST of the JSON-RPC message body to the /mcp at url as the holder of token
+// (none when empty), with the headers MCP clients of protocol 2025-06-18 send.
+func rpcRequest(url, token, body string) *http.Request {
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	return req
+}
+
+// send makes req and returns the answer with its body read in full.
+func send(t testing.TB, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, b
 }

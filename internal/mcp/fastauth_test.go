@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -36,23 +35,8 @@ func TestFastPathAuthAndRLS(t *testing.T) {
 
 	post := func(base, token, tool, args string) (int, http.Header, string) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, base, strings.NewReader(
+		res, b := send(t, rpcRequest(base, token,
 			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`}}`))
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, err := io.ReadAll(res.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
 		return res.StatusCode, res.Header, string(b)
 	}
 
