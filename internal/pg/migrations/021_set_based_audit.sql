@@ -174,16 +174,47 @@ create trigger publications_audit after update on public.publications
   for each statement execute function app.publications_audit();
 
 -------------------------------------------------------------------------------------------------
--- Revisions: the revision of every row the statement submitted. Round, version, snapshot and
--- submitter are computed as before, per row, in one INSERT.
+-- Revisions: the revision of every row the statement submitted, in one INSERT. The round is
+-- the publication's latest plus one, as app.current_round counts it; the snapshot is the one
+-- app.snapshot builds, whose promos and media now come from app.snapshot_parts, a plain SQL
+-- function that PostgreSQL inlines into the INSERT instead of calling once per row.
+
+create function app.snapshot_parts(p_publication uuid) returns table (promos jsonb, media jsonb)
+language sql stable
+as $$
+  select coalesce((select jsonb_agg(jsonb_build_object('channel', pr.channel, 'body', pr.body, 'link', pr.link)
+                                    order by pr.channel)
+                     from public.promos pr where pr.publication_id = p_publication), '[]'),
+         coalesce((select jsonb_agg(jsonb_build_object('id', m.id, 'position', pm.position,
+                                                       'alt_text', m.alt_text, 'storage_path', m.storage_path)
+                                    order by pm.position, m.id)
+                     from public.publication_media pm join public.media m on m.id = pm.media_id
+                    where pm.publication_id = p_publication), '[]')
+$$;
+
+-- snapshot is a publication's content as a revision stores it (as in 018).
+create or replace function app.snapshot(p public.publications) returns jsonb
+language plpgsql stable security definer set search_path = ''
+as $$
+begin
+  return (select jsonb_build_object('title', p.title, 'summary', p.summary, 'body', p.body,
+                                    'promos', s.promos, 'media', s.media)
+            from app.snapshot_parts(p.id) s);
+end $$;
 
 create or replace function app.record_revision() returns trigger
 language plpgsql security definer set search_path = ''
 as $$
 begin
   insert into public.publication_revisions (project_id, publication_id, round, version, snapshot, submitted_by)
-  select n.project_id, n.id, app.current_round(n.id) + 1, n.version, app.snapshot(n::public.publications), auth.uid()
-    from new_rows n join old_rows o on o.id = n.id
+  select n.project_id, n.id,
+         (select coalesce(max(r.round), 0) from public.publication_revisions r where r.publication_id = n.id) + 1,
+         n.version,
+         jsonb_build_object('title', n.title, 'summary', n.summary, 'body', n.body, 'promos', s.promos, 'media', s.media),
+         auth.uid()
+    from new_rows n
+    join old_rows o on o.id = n.id
+    cross join lateral app.snapshot_parts(n.id) s
    where n.status = 'reviewing' and o.status is distinct from 'reviewing';
   return null;
 end $$;
