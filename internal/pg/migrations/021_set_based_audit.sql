@@ -112,9 +112,10 @@ end $$;
 -- write_events is the only writer of status_events (and of verdicts) now. It runs as the owner
 -- because callers hold no INSERT on the audit, and only from a trigger: the audit's own trigger
 -- refuses any other insert, and this function refuses to write verdicts for anyone else.
--- Row i of the arrays is one move; p_actor, p_note and p_via are the statement's.
-create function app.write_events(p_projects uuid[], p_ids uuid[], p_from text[], p_to text[],
-                                 p_actor uuid, p_note text, p_via text) returns void
+-- Row i of the arrays is one move and its intent; p_actor, p_note and p_via are the
+-- statement's; p_verdicts says whether any move is an approval or a request for changes.
+create function app.write_events(p_projects uuid[], p_ids uuid[], p_from text[], p_to text[], p_intents text[],
+                                 p_actor uuid, p_note text, p_via text, p_verdicts boolean) returns void
 language plpgsql security definer set search_path = ''
 as $$
 begin
@@ -122,23 +123,27 @@ begin
     raise exception using errcode = '42501', message = 'the audit is written by the workflow''s triggers only';
   end if;
   insert into public.status_events (project_id, publication_id, from_status, to_status, actor_id, intent, note, via)
-  select m.project_id, m.id, m.from_status, m.to_status, p_actor, t.intent, coalesce(p_note, ''), p_via
-    from unnest(p_projects, p_ids, p_from, p_to) with ordinality as m(project_id, id, from_status, to_status, n)
-    left join app.transitions t on t.from_status = m.from_status and t.to_status = m.to_status
+  select m.project_id, m.id, m.from_status, m.to_status, p_actor, m.intent, coalesce(p_note, ''), p_via
+    from unnest(p_projects, p_ids, p_from, p_to, p_intents) with ordinality as m(project_id, id, from_status, to_status, intent, n)
    order by m.n;
-  insert into public.reviews (project_id, publication_id, reviewer_id, verdict, notes)
-  select m.project_id, m.id, auth.uid(),
-         case t.intent when 'approve' then 'approved' else 'changes_requested' end, coalesce(p_note, '')
-    from unnest(p_projects, p_ids, p_from, p_to) with ordinality as m(project_id, id, from_status, to_status, n)
-    join app.transitions t on t.from_status = m.from_status and t.to_status = m.to_status
-   where t.intent in ('approve', 'request_changes')
-   order by m.n;
+  if p_verdicts then
+    insert into public.reviews (project_id, publication_id, reviewer_id, verdict, notes)
+    select m.project_id, m.id, auth.uid(),
+           case m.intent when 'approve' then 'approved' else 'changes_requested' end, coalesce(p_note, '')
+      from unnest(p_projects, p_ids, p_intents) with ordinality as m(project_id, id, intent, n)
+     where m.intent in ('approve', 'request_changes')
+     order by m.n;
+  end if;
 end $$;
-grant execute on function app.write_events(uuid[], uuid[], text[], text[], uuid, text, text)
+grant execute on function app.write_events(uuid[], uuid[], text[], text[], text[], uuid, text, text, boolean)
   to authenticated, masthead_scheduler;
 
 -- publications_audit runs as the caller, so that current_user names the scheduler and the
--- caller's intent and note are theirs, and hands the statement's moves to write_events.
+-- caller's intent and note are theirs, and hands the statement's moves, each with the intent
+-- the workflow table gives it, to write_events, then its submits to write_revisions (the
+-- order in which the row triggers publications_audit and publications_revision ran). A
+-- statement that moves nothing (an edit, a version bump) costs one query over its transition
+-- tables and no call.
 create or replace function app.publications_audit() returns trigger
 language plpgsql set search_path = ''
 as $$
@@ -152,22 +157,32 @@ declare
   v_ids      uuid[];
   v_from     text[];
   v_to       text[];
+  v_intents  text[];
+  v_verdicts boolean;
+  v_submits  uuid[];
 begin
-  select array_agg(n.project_id), array_agg(n.id), array_agg(o.status), array_agg(n.status)
-    into v_projects, v_ids, v_from, v_to
-    from new_rows n join old_rows o on o.id = n.id
+  select array_agg(n.project_id), array_agg(n.id), array_agg(o.status), array_agg(n.status), array_agg(t.intent),
+         bool_or(t.intent in ('approve', 'request_changes')),
+         array_agg(n.id) filter (where n.status = 'reviewing' and o.status is distinct from 'reviewing')
+    into v_projects, v_ids, v_from, v_to, v_intents, v_verdicts, v_submits
+    from new_rows n
+    join old_rows o on o.id = n.id
+    left join app.transitions t on t.from_status = o.status and t.to_status = n.status
    where n.status is distinct from o.status
       or (n.status = 'scheduled' and n.scheduled_for is distinct from o.scheduled_for);
   if v_ids is not null then
-    perform app.write_events(v_projects, v_ids, v_from, v_to,
+    perform app.write_events(v_projects, v_ids, v_from, v_to, v_intents,
       case when v_via = 'scheduler' then null else auth.uid() end,
       case when v_via = 'rpc' then current_setting('masthead.note', true) else '' end,
-      v_via);
+      v_via, coalesce(v_verdicts, false));
+  end if;
+  if v_submits is not null then
+    perform app.write_revisions(v_submits);
   end if;
   return null;
 end $$;
 
--- Same name, so the same place among the publication's AFTER triggers (before the revision).
+-- Same name, so the same place among the publication's AFTER triggers.
 drop trigger publications_audit on public.publications;
 create trigger publications_audit after update on public.publications
   referencing old table as old_rows new table as new_rows
@@ -202,27 +217,32 @@ begin
             from app.snapshot_parts(p.id) s);
 end $$;
 
-create or replace function app.record_revision() returns trigger
+-- write_revisions records the revision of each publication submitted, as it stands after the
+-- statement that submitted it. It runs as the owner because callers hold no INSERT on
+-- revisions, and only from a trigger: the revisions' own trigger refuses any other insert.
+create function app.write_revisions(p_ids uuid[]) returns void
 language plpgsql security definer set search_path = ''
 as $$
 begin
+  if pg_trigger_depth() < 1 then
+    raise exception using errcode = '42501', message = 'revisions are written by the workflow''s triggers only';
+  end if;
   insert into public.publication_revisions (project_id, publication_id, round, version, snapshot, submitted_by)
-  select n.project_id, n.id,
-         (select coalesce(max(r.round), 0) from public.publication_revisions r where r.publication_id = n.id) + 1,
-         n.version,
-         jsonb_build_object('title', n.title, 'summary', n.summary, 'body', n.body, 'promos', s.promos, 'media', s.media),
+  select p.project_id, p.id,
+         (select coalesce(max(r.round), 0) from public.publication_revisions r where r.publication_id = p.id) + 1,
+         p.version,
+         jsonb_build_object('title', p.title, 'summary', p.summary, 'body', p.body, 'promos', s.promos, 'media', s.media),
          auth.uid()
-    from new_rows n
-    join old_rows o on o.id = n.id
-    cross join lateral app.snapshot_parts(n.id) s
-   where n.status = 'reviewing' and o.status is distinct from 'reviewing';
-  return null;
+    from unnest(p_ids) with ordinality as x(id, n)
+    join public.publications p on p.id = x.id
+    cross join lateral app.snapshot_parts(p.id) s
+   order by x.n;
 end $$;
+grant execute on function app.write_revisions(uuid[]) to authenticated, masthead_scheduler;
 
+-- The audit trigger writes the revisions now.
 drop trigger publications_revision on public.publications;
-create trigger publications_revision after update on public.publications
-  referencing old table as old_rows new table as new_rows
-  for each statement execute function app.record_revision();
+drop function app.record_revision();
 
 -------------------------------------------------------------------------------------------------
 -- Promos and media links: the freeze is still checked row by row, before the row is written;
