@@ -253,3 +253,31 @@ func TestSetMovesAudited(t *testing.T) {
 		t.Errorf("fresh: revisions %+v", revs)
 	}
 }
+
+// TestTriggerHelpersRefuseCallers: the owner-run helpers the statement triggers call (raising
+// versions, writing the audit, verdicts and revisions) refuse a caller who calls them outside a
+// trigger, and change nothing.
+func TestTriggerHelpersRefuseCallers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	id := f.inStatus(t, "reviewing")
+	before := f.content(t, id)
+	for _, sql := range []string{
+		`select app.bump_versions(array[$1::uuid], array[5]) where $2::uuid is not null and $3::uuid is not null`,
+		`select app.write_events(array[$2::uuid], array[$1::uuid], '{reviewing}', '{approved}', '{approve}', $3::uuid, 'forged', 'rpc', true)`,
+		`select app.write_revisions(array[$1::uuid]) where $2::uuid is not null and $3::uuid is not null`,
+	} {
+		for _, who := range []string{"editorA", "leadA"} {
+			_, err := f.exec(who, sql, id, f.projA, f.users["reviewerA"])
+			if sqlstate(err) != "42501" || !strings.Contains(err.Error(), "triggers only") {
+				t.Errorf("%s as %s: %v, want 42501 naming the triggers", sql, who, err)
+			}
+		}
+	}
+	if after := f.content(t, id); after != before {
+		t.Errorf("refused calls changed %q to %q", before, after)
+	}
+	if revs := f.revisions(t, id); len(revs) != 1 {
+		t.Errorf("%d revisions after refused calls", len(revs))
+	}
+}
