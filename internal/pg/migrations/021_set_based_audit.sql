@@ -5,11 +5,17 @@
 -- UPDATE (each with its own executor start, row-level security and triggers) per row. A
 -- statement that writes many rows (the bulk seed, a filtered PATCH or DELETE, the scheduler's
 -- batch) paid that for every row. They are now statement-level AFTER triggers that read the
--- statement's transition tables and write every row in one INSERT or UPDATE. What they write
--- is unchanged, row for row: one status_events row per row and move (same actor, via, intent,
--- note), the verdict of an approval or a request for changes, the revision of a submit (same
--- round, version, snapshot and submitter), and a publication's version raised by one for every
--- promo or media-link row changed, as each row's own trigger raised it.
+-- statement's transition tables and write every row in one INSERT or UPDATE: one on
+-- publications for the audit, verdicts and revisions, and one per table and operation on
+-- promos and publication_media for the version. What they write is unchanged, row for row:
+-- one status_events row per row and move (same actor, via, intent, note), the verdict of an
+-- approval or a request for changes, the revision of a submit (same round, version, snapshot
+-- and submitter), and a publication's version raised by one for every promo or media-link row
+-- changed, as each row's own trigger raised it (two for a row an upsert updates: its insert
+-- attempt and its update). Two corners now count what was written rather than what was
+-- attempted: a row that INSERT … ON CONFLICT DO NOTHING skips no longer raises the version,
+-- and an UPDATE of promos or links in the same query as an INSERT into that table (a
+-- data-modifying WITH; no surface writes one) may count twice, as an upsert's update does.
 --
 -- What is checked row by row stays so, and in the same order: the guard (the transition and
 -- the caller's role), readiness, and the content freeze, which still refuses the first row of
