@@ -14,9 +14,10 @@ import (
 
 // TestContentBumpsVersion: every promo or media-link row a statement inserts, changes or
 // removes raises its publication's version by one, in a statement of one row or of many, over
-// one publication or several; a statement that changes no row leaves the version alone. An
-// upsert that meets an existing promo raises it by two (its insert attempt and its update),
-// as it did when each row bumped the version from its own trigger.
+// one publication or several; a statement that changes no row leaves the version alone (a row
+// ON CONFLICT DO NOTHING skips included). An upsert that meets an existing promo raises it by
+// two (its insert attempt and its update), as it did when each row bumped the version from its
+// own trigger.
 func TestContentBumpsVersion(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -47,6 +48,10 @@ func TestContentBumpsVersion(t *testing.T) {
 		{"upsert an existing promo", `insert into promos (publication_id, channel, body) values ($1, 'x', 'again')` + upsert, [2]int{2, 0}},
 		{"upsert one new and one existing", `insert into promos (publication_id, channel, body)
 			values ($1, 'x', 'again'), ($2, 'linkedin', 'new')` + upsert, [2]int{2, 1}},
+		// Before migration 021 the insert attempt's row trigger raised the version by one
+		// although no row was written; now only rows written count.
+		{"insert that conflicts and does nothing", `insert into promos (publication_id, channel, body)
+			values ($1, 'x', 'again'), ($2, 'linkedin', 'new') on conflict (publication_id, channel) do nothing`, [2]int{0, 1}},
 		{"attach one media link", `insert into publication_media (publication_id, media_id, position) select $1, $3, 3 where $2::uuid is not null`, [2]int{1, 0}},
 		{"attach to two publications", `insert into publication_media (publication_id, media_id, position) values ($1, $3, 3), ($2, $3, 2)`, [2]int{1, 1}},
 		{"move two media links", `update publication_media set position = position + 10 where publication_id = $1`, [2]int{2, 0}},
