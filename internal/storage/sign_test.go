@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -119,4 +120,62 @@ func TestSignRefusals(t *testing.T) {
 	if status, _ := ev.sign(t, "proj-a/photo.png", "ownerA", `{"expiresIn":604800}`); status != http.StatusOK {
 		t.Fatalf("a week: status %d", status)
 	}
+}
+
+// TestSignerReusesMACs: a signer that keeps its keyed HMACs for reuse (newSigner) accepts
+// exactly what a fresh HMAC per token accepts, for tokens of every size (an upload token's
+// claims outgrow the buffer a download token's fit in), from many goroutines at once, and a
+// token checked right after a bad one is not judged by what the bad one left behind.
+func TestSignerReusesMACs(t *testing.T) {
+	t.Parallel()
+	key := DeriveSigningKey("test secret")
+	pooled, fresh := newSigner(key, time.Now), signer{key: key, now: time.Now}
+	as := json.RawMessage(`{"sub":"` + strings.Repeat("x", 2000) + `"}`)
+	type tok struct{ token, url string }
+	var tokens []tok
+	for i := range 50 {
+		url := "media/proj-a/" + strings.Repeat("k", i*10) + ".png"
+		tokens = append(tokens, tok{pooled.sign(url, "image/png", time.Hour), url}, tok{fresh.sign(url, "image/png", time.Hour), url})
+	}
+	big := fresh.signClaims(signedClaims{URL: "media/proj-a/u.png", Op: opUpload, As: as}, time.Hour)
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			errs <- func() error {
+				for i := range 200 {
+					tk := tokens[(g*31+i)%len(tokens)]
+					for _, s := range []signer{pooled, fresh} {
+						if ct, aerr := s.verify(tk.token, tk.url); aerr != nil || ct != "image/png" {
+							return fmt.Errorf("verify %s: %q %v", tk.url, ct, aerr)
+						}
+						if _, aerr := s.verify(tampered(tk.token), tk.url); aerr != errInvalidJWT {
+							return fmt.Errorf("a tampered token: %v", aerr)
+						}
+						if _, aerr := s.verify(tk.token, tk.url+"x"); aerr != errInvalidJWT {
+							return fmt.Errorf("another url: %v", aerr)
+						}
+						c, aerr := s.verifyUpload(big, "media/proj-a/u.png")
+						if aerr != nil || string(c.As) != string(as) {
+							return fmt.Errorf("upload token of %d bytes: %v", len(big), aerr)
+						}
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// tampered is token with the last character of its signature changed.
+func tampered(token string) string {
+	last := "A"
+	if strings.HasSuffix(token, last) {
+		last = "B"
+	}
+	return token[:len(token)-1] + last
 }
