@@ -8,6 +8,7 @@ import (
 	"maps"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jws"
@@ -189,7 +190,12 @@ func (v *Verifier) current(c *Claims) (*Claims, error) {
 	return c, nil
 }
 
-func sha256Of(token string) [sha256.Size]byte { return sha256.Sum256([]byte(token)) }
+// sha256Of hashes token in place: []byte(token) would copy it to the heap (an access token is
+// about 700 bytes, past the stack buffer a conversion may use) on every authenticated request.
+// Sum256 only reads its argument, so the string's bytes are never written.
+func sha256Of(token string) [sha256.Size]byte {
+	return sha256.Sum256(unsafe.Slice(unsafe.StringData(token), len(token)))
+}
 
 // verifiedCache remembers verified claims by token hash. It holds at most max entries: when
 // full it first drops the expired ones, and starts over if that frees nothing, which costs one
