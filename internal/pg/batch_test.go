@@ -57,16 +57,7 @@ func TestExecAsCaller(t *testing.T) {
 		}
 	})
 	// A pool of one connection, so the checks below look at the very connection the request used.
-	pcfg, err := pgxpool.ParseConfig(db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pcfg.MaxConns, pcfg.MinConns = 1, 1
-	pinned, err := pgxpool.NewWithConfig(ctx, pcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pinned.Close()
+	pinned := pinnedPool(t, db)
 	onPinned := func(stmts ...pg.Stmt) ([]*pgconn.Result, error) {
 		pc, err := pinned.Acquire(ctx)
 		if err != nil {
@@ -195,16 +186,7 @@ func TestPreparedStatementsRecover(t *testing.T) {
 		grant select on public.shape_probe to authenticated`); err != nil {
 		t.Fatal(err)
 	}
-	pcfg, err := pgxpool.ParseConfig(db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pcfg.MaxConns, pcfg.MinConns = 1, 1
-	pinned, err := pgxpool.NewWithConfig(ctx, pcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pinned.Close()
+	pinned := pinnedPool(t, db)
 	user := pg.Caller{Role: pg.RoleAuthenticated, Claims: []byte(`{"sub":"00000000-0000-0000-0000-000000000001"}`)}
 	probe := pg.Stmt{SQL: `select * from public.shape_probe`, Prepare: true}
 	run := func() (string, error) {
@@ -236,7 +218,7 @@ func TestPreparedStatementsRecover(t *testing.T) {
 	if _, err := own.Exec(ctx, `alter table public.shape_probe add column b int not null default 2`); err != nil {
 		t.Fatal(err)
 	}
-	_, err = run()
+	_, err := run()
 	if pe := (*pgconn.PgError)(nil); !errors.As(err, &pe) || pe.Code != "0A000" {
 		t.Fatalf("the first request after the change: %v, want 0A000", err)
 	}
@@ -262,4 +244,21 @@ func TestPreparedStatementsRecover(t *testing.T) {
 			t.Fatalf("after deallocate all: got %q, %v", got, err)
 		}
 	}
+}
+
+// pinnedPool is a pool of one connection on db, closed when t ends: successive requests on it
+// use the very same connection.
+func pinnedPool(t *testing.T, db *pgtest.DB) *pgxpool.Pool {
+	t.Helper()
+	pcfg, err := pgxpool.ParseConfig(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcfg.MaxConns, pcfg.MinConns = 1, 1
+	pinned, err := pgxpool.NewWithConfig(context.Background(), pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pinned.Close)
+	return pinned
 }
