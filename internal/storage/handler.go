@@ -55,6 +55,10 @@ type Options struct {
 	// SignedUploadTTL is how long a signed upload URL stays valid
 	// (MASTHEAD_STORAGE_SIGNED_UPLOAD_TTL); 0 means DefaultSignedUploadTTL.
 	SignedUploadTTL time.Duration
+	// SignedTokenCacheSize is how many verified signed-URL tokens are remembered, so that a URL
+	// opened again skips the signature check and the claims' decoding; 0 means
+	// DefaultSignedTokenCacheSize, a negative size none.
+	SignedTokenCacheSize int
 	// InvalidToken is the error a refused bearer token wraps (auth.ErrInvalidToken): those are
 	// answered 401, any other Authenticator error is an outage (5xx).
 	InvalidToken error
@@ -85,6 +89,8 @@ const (
 	DefaultSignedUploadTTL = 2 * time.Hour
 	// DefaultMaxSignedURLTTL lets a signed download URL live a week at most.
 	DefaultMaxSignedURLTTL = 7 * 24 * time.Hour
+	// DefaultSignedTokenCacheSize remembers 10,000 verified signed-URL tokens: about 2 MB.
+	DefaultSignedTokenCacheSize = 10000
 )
 
 // Handler serves /storage/v1. It is safe for concurrent use.
@@ -122,8 +128,14 @@ func New(pool *pgxpool.Pool, auth Authenticator, opts Options, log *slog.Logger)
 	if opts.MaxSignedURLTTL < time.Second {
 		opts.MaxSignedURLTTL = DefaultMaxSignedURLTTL
 	}
+	switch {
+	case opts.SignedTokenCacheSize == 0:
+		opts.SignedTokenCacheSize = DefaultSignedTokenCacheSize
+	case opts.SignedTokenCacheSize < 0:
+		opts.SignedTokenCacheSize = 0
+	}
 	return &Handler{pool: pool, auth: auth, log: log, opts: opts,
-		signer: newSigner(opts.SigningKey, time.Now)}, nil
+		signer: newSigner(opts.SigningKey, time.Now, opts.SignedTokenCacheSize)}, nil
 }
 
 // Mount adds the routes to g, which should be the group for /storage/v1: the object routes

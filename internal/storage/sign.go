@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"masthead/internal/tokencache"
 )
 
 // A signed URL's token is an HS256 JWT with claims {url, iat, exp}, as Supabase Storage issues
@@ -54,13 +56,18 @@ type signer struct {
 	// and two SHA-256 blocks for the key before the token is hashed, on every signed download.
 	// nil makes one per use.
 	macs *sync.Pool
+	// tokens remembers the claims of tokens whose signature checked out, so that a URL opened
+	// again (an image on a page many people view) is not checked and decoded again; the url and
+	// expiry are compared on every use. nil remembers nothing.
+	tokens *tokencache.Cache[signedClaims]
 }
 
-// newSigner is a signer of key whose keyed HMACs are reused.
-func newSigner(key []byte, now func() time.Time) signer {
+// newSigner is a signer of key whose keyed HMACs are reused and which remembers up to
+// cacheSize verified tokens.
+func newSigner(key []byte, now func() time.Time, cacheSize int) signer {
 	return signer{key: key, now: now, macs: &sync.Pool{New: func() any {
 		return &macState{mac: hmac.New(sha256.New, key)}
-	}}}
+	}}, tokens: &tokencache.Cache[signedClaims]{Max: cacheSize}}
 }
 
 // macState is one keyed HMAC and the buffers a token's check writes into, so that checking a
@@ -157,8 +164,44 @@ func (s signer) verifyUpload(token, url string) (signedClaims, *apiError) {
 	return c, nil
 }
 
-// parse checks token's signature, url and expiry, and returns its claims.
+// parse checks token's signature, url and expiry, and returns its claims, which may be shared
+// with other calls: do not modify them.
 func (s signer) parse(token, url string) (signedClaims, *apiError) {
+	if s.tokens == nil {
+		c, aerr := s.check(token)
+		if aerr != nil {
+			return signedClaims{}, aerr
+		}
+		return s.current(c, url)
+	}
+	sum := tokencache.KeyOf(token)
+	if c, ok := s.tokens.Get(sum); ok {
+		return s.current(c, url)
+	}
+	c, aerr := s.check(token)
+	if aerr != nil {
+		return signedClaims{}, aerr
+	}
+	expired := func(c signedClaims) bool { return s.now().Unix() >= c.EXP }
+	if !expired(c) {
+		s.tokens.Put(sum, c, expired)
+	}
+	return s.current(c, url)
+}
+
+// current checks verified claims c against the url they are used for and the clock.
+func (s signer) current(c signedClaims, url string) (signedClaims, *apiError) {
+	if c.URL != url {
+		return signedClaims{}, errInvalidJWT
+	}
+	if s.now().Unix() >= c.EXP {
+		return signedClaims{}, errExpiredJWT
+	}
+	return c, nil
+}
+
+// check verifies token's signature and decodes its claims.
+func (s signer) check(token string) (signedClaims, *apiError) {
 	header, rest, ok := strings.Cut(token, ".")
 	if !ok || header != signedHeader {
 		return signedClaims{}, errInvalidJWT
@@ -183,11 +226,8 @@ func (s signer) parse(token, url string) (signedClaims, *apiError) {
 		return signedClaims{}, errInvalidJWT
 	}
 	var c signedClaims
-	if err := json.Unmarshal(raw, &c); err != nil || c.URL != url {
+	if err := json.Unmarshal(raw, &c); err != nil {
 		return signedClaims{}, errInvalidJWT
-	}
-	if s.now().Unix() >= c.EXP {
-		return signedClaims{}, errExpiredJWT
 	}
 	return c, nil
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"masthead/internal/tokencache"
 )
 
 // sign asks for a signed URL as user and returns the response status and the signedURL.
@@ -129,7 +131,7 @@ func TestSignRefusals(t *testing.T) {
 func TestSignerReusesMACs(t *testing.T) {
 	t.Parallel()
 	key := DeriveSigningKey("test secret")
-	pooled, fresh := newSigner(key, time.Now), signer{key: key, now: time.Now}
+	pooled, fresh := newSigner(key, time.Now, 0), signer{key: key, now: time.Now}
 	as := json.RawMessage(`{"sub":"` + strings.Repeat("x", 2000) + `"}`)
 	type tok struct{ token, url string }
 	var tokens []tok
@@ -178,4 +180,55 @@ func tampered(token string) string {
 		last = "B"
 	}
 	return token[:len(token)-1] + last
+}
+
+// TestSignedTokenCache: a remembered token is still held to its url, its expiry and its kind
+// (a download token is no upload token, nor the other way round); a token whose signature fails
+// is never remembered; and a full cache makes room by dropping expired tokens first.
+func TestSignedTokenCache(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	s := newSigner(DeriveSigningKey("test secret"), func() time.Time { return now }, 2)
+	down := s.sign("media/proj-a/a.png", "image/png", time.Minute)
+	for range 2 { // the second round answers from the cache
+		if ct, aerr := s.verify(down, "media/proj-a/a.png"); aerr != nil || ct != "image/png" {
+			t.Fatalf("verify: %q %v", ct, aerr)
+		}
+		if _, aerr := s.verify(down, "media/proj-a/b.png"); aerr != errInvalidJWT {
+			t.Fatalf("a remembered token on another url: %v", aerr)
+		}
+		if _, aerr := s.verifyUpload(down, "media/proj-a/a.png"); aerr != errInvalidJWT {
+			t.Fatalf("a remembered download token as an upload token: %v", aerr)
+		}
+	}
+	if n := s.tokens.Len(); n != 1 {
+		t.Fatalf("%d tokens remembered, want 1", n)
+	}
+	if _, aerr := s.verify(tampered(down), "media/proj-a/a.png"); aerr != errInvalidJWT {
+		t.Fatalf("tampered: %v", aerr)
+	}
+	if n := s.tokens.Len(); n != 1 {
+		t.Fatalf("a tampered token was remembered (%d)", n)
+	}
+	up := s.signClaims(signedClaims{URL: "media/proj-a/u.png", Op: opUpload, As: json.RawMessage(`{"sub":"x"}`)}, time.Hour)
+	for range 2 {
+		if _, aerr := s.verify(up, "media/proj-a/u.png"); aerr != errInvalidJWT {
+			t.Fatalf("an upload token as a download token: %v", aerr)
+		}
+		if c, aerr := s.verifyUpload(up, "media/proj-a/u.png"); aerr != nil || string(c.As) != `{"sub":"x"}` {
+			t.Fatalf("verifyUpload: %v", aerr)
+		}
+	}
+	now = now.Add(time.Minute)
+	if _, aerr := s.verify(down, "media/proj-a/a.png"); aerr != errExpiredJWT {
+		t.Fatalf("a remembered token past its expiry: %v", aerr)
+	}
+	// Full (two tokens): the expired download token goes to make room for a third.
+	third := s.sign("media/proj-a/c.png", "image/png", time.Minute)
+	if _, aerr := s.verify(third, "media/proj-a/c.png"); aerr != nil {
+		t.Fatal(aerr)
+	}
+	if _, ok := s.tokens.Get(tokencache.KeyOf(down)); ok || s.tokens.Len() != 2 {
+		t.Fatalf("after adding to a full cache: expired token kept %v, %d tokens", ok, s.tokens.Len())
+	}
 }
