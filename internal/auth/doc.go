@@ -15,7 +15,7 @@
 // small interfaces of their own.
 //
 // It reads and writes schema auth only, always as role masthead_auth through pg.WithCaller,
-// never as a superuser. It may import internal/pg and internal/metrics (grants and rate-limit
-// refusals are counted there); it must not import internal/server, config, rest, storage, mcp,
-// handlers or views.
+// never as a superuser. It may import internal/pg, internal/tokencache (verified tokens) and
+// internal/metrics (grants and rate-limit refusals are counted there); it must not import
+// internal/server, config, rest, storage, mcp, handlers or views.
 package auth

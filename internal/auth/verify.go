@@ -1,17 +1,16 @@
 package auth
 
 import (
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"sync"
 	"time"
 
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jws"
 	"github.com/lestrrat-go/jwx/v3/jws/jwsbb"
+
+	"masthead/internal/tokencache"
 )
 
 // ErrInvalidToken is wrapped by every refusal of a bearer token: malformed, badly signed,
@@ -71,7 +70,7 @@ type Verifier struct {
 	issuer string
 	leeway time.Duration
 	now    func() time.Time
-	cache  verifiedCache
+	cache  tokencache.Cache[*Claims]
 }
 
 // DefaultTokenCacheSize is how many verified tokens a Verifier remembers unless told otherwise:
@@ -82,7 +81,7 @@ const DefaultTokenCacheSize = 10000
 // up to DefaultTokenCacheSize verified tokens.
 func NewVerifier(keys *KeySet, issuer string) *Verifier {
 	return &Verifier{keys: keys, issuer: issuer, leeway: 30 * time.Second, now: time.Now,
-		cache: verifiedCache{max: DefaultTokenCacheSize}}
+		cache: tokencache.Cache[*Claims]{Max: DefaultTokenCacheSize}}
 }
 
 // WithCache sets how many verified tokens v remembers: 0 means DefaultTokenCacheSize, a
@@ -94,7 +93,7 @@ func (v *Verifier) WithCache(size int) *Verifier {
 	case size < 0:
 		size = 0
 	}
-	v.cache.max = size
+	v.cache.Max = size
 	return v
 }
 
@@ -111,8 +110,8 @@ const Audience = "authenticated"
 // database checks that on every request (pg's caller setup). The returned Claims are shared: do
 // not modify them.
 func (v *Verifier) Verify(token string) (*Claims, error) {
-	sum := sha256Of(token)
-	if c, ok := v.cache.get(sum); ok {
+	sum := tokencache.KeyOf(token)
+	if c, ok := v.cache.Get(sum); ok {
 		return v.current(c)
 	}
 	c, err := v.verify(token)
@@ -122,7 +121,7 @@ func (v *Verifier) Verify(token string) (*Claims, error) {
 	if _, err := v.current(c); err != nil {
 		return nil, err
 	}
-	v.cache.put(sum, c, v.expired)
+	v.cache.Put(sum, c, v.expired)
 	return c, nil
 }
 
@@ -187,39 +186,6 @@ func (v *Verifier) current(c *Claims) (*Claims, error) {
 		return nil, invalid("token is not valid yet")
 	}
 	return c, nil
-}
-
-func sha256Of(token string) [sha256.Size]byte { return sha256.Sum256([]byte(token)) }
-
-// verifiedCache remembers verified claims by token hash. It holds at most max entries: when
-// full it first drops the expired ones, and starts over if that frees nothing, which costs one
-// signature check per live token and needs no eviction bookkeeping. max 0 remembers nothing.
-type verifiedCache struct {
-	mu  sync.RWMutex
-	m   map[[sha256.Size]byte]*Claims
-	max int
-}
-
-func (vc *verifiedCache) get(k [sha256.Size]byte) (*Claims, bool) {
-	vc.mu.RLock()
-	defer vc.mu.RUnlock()
-	c, ok := vc.m[k]
-	return c, ok
-}
-
-func (vc *verifiedCache) put(k [sha256.Size]byte, c *Claims, expired func(*Claims) bool) {
-	if vc.max <= 0 {
-		return
-	}
-	vc.mu.Lock()
-	defer vc.mu.Unlock()
-	if len(vc.m) >= vc.max {
-		maps.DeleteFunc(vc.m, func(_ [sha256.Size]byte, c *Claims) bool { return expired(c) })
-	}
-	if vc.m == nil || len(vc.m) >= vc.max {
-		vc.m = make(map[[sha256.Size]byte]*Claims)
-	}
-	vc.m[k] = c
 }
 
 // invalid wraps ErrInvalidToken with a reason shown to clients as GoTrue shows it.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"masthead/internal/tokencache"
 )
 
 // TestVerifiedCacheKeepsCheckingTime: a token remembered after its first verification is still
@@ -31,7 +33,7 @@ func TestVerifiedCacheKeepsCheckingTime(t *testing.T) {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
-	if _, ok := v.cache.get(sha256Of(token)); !ok {
+	if _, ok := v.cache.Get(tokencache.KeyOf(token)); !ok {
 		t.Fatal("a verified token was not remembered")
 	}
 	parts := strings.Split(token, ".")
@@ -64,9 +66,7 @@ func TestVerifiedCacheBounds(t *testing.T) {
 		return tok
 	}
 	size := func(v *Verifier) int {
-		v.cache.mu.RLock()
-		defer v.cache.mu.RUnlock()
-		return len(v.cache.m)
+		return v.cache.Len()
 	}
 
 	v := NewVerifier(keys, "https://masthead.test/auth/v1").WithCache(3)
@@ -88,7 +88,7 @@ func TestVerifiedCacheBounds(t *testing.T) {
 	if size(v) != 2 {
 		t.Fatalf("%d remembered after making room, want 2 (the live token and the new one)", size(v))
 	}
-	if _, ok := v.cache.get(sha256Of(live)); !ok {
+	if _, ok := v.cache.Get(tokencache.KeyOf(live)); !ok {
 		t.Fatal("a live token was dropped while expired ones made room")
 	}
 	for i := range 10 {
@@ -108,7 +108,7 @@ func TestVerifiedCacheBounds(t *testing.T) {
 	if size(none) != 0 {
 		t.Fatal("a verifier without a cache remembered a token")
 	}
-	if NewVerifier(keys, "x").WithCache(0).cache.max != DefaultTokenCacheSize {
+	if NewVerifier(keys, "x").WithCache(0).cache.Max != DefaultTokenCacheSize {
 		t.Fatal("size 0 is not the default")
 	}
 }

@@ -143,7 +143,7 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 		return nil, fmt.Errorf("client: %s %s: %w", r.method, r.path, err)
 	}
 	defer res.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(res.Body, 32<<20))
+	b, err := readBody(res)
 	if err != nil {
 		return nil, fmt.Errorf("client: read %s %s: %w", r.method, r.path, err)
 	}
@@ -155,6 +155,23 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 		return nil, e
 	}
 	return &response{status: res.StatusCode, header: res.Header, body: b}, nil
+}
+
+// maxBody bounds what one answer may hold in memory.
+const maxBody = 32 << 20
+
+// readBody reads res's body, in one allocation of its size when the service announced it (the
+// service's JSON answers do; so does InProcess): io.ReadAll grows from 512 bytes, which was
+// six allocations and twice the copying for a page of 20 publications.
+func readBody(res *http.Response) ([]byte, error) {
+	if n := res.ContentLength; n >= 0 && n <= maxBody {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(res.Body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return io.ReadAll(io.LimitReader(res.Body, maxBody))
 }
 
 // decodeError reads either surface's error body; an unreadable body still yields the status.

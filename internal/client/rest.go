@@ -98,6 +98,20 @@ type Result struct {
 // Get runs q as the holder of accessToken and decodes the rows (or the one row, with Single)
 // into out.
 func (c *Client) Get(ctx context.Context, accessToken string, q *Query, out any) (Result, error) {
+	body, res, err := c.GetRaw(ctx, accessToken, q)
+	if err != nil {
+		return res, err
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return Result{Total: -1}, fmt.Errorf("client: decode %s: %w", q.table, err)
+	}
+	return res, nil
+}
+
+// GetRaw runs q as Get does and returns the service's JSON as it came (the rows' array, or the
+// one row's object with Single), for a caller that decodes it its own way (MCP's read tools use
+// a faster decoder than encoding/json). Refusals are the same *Error as from Get.
+func (c *Client) GetRaw(ctx context.Context, accessToken string, q *Query) ([]byte, Result, error) {
 	h := http.Header{}
 	if q.count {
 		h.Set("Prefer", "count=exact")
@@ -115,16 +129,13 @@ func (c *Client) Get(ctx context.Context, accessToken string, q *Query, out any)
 		if e, ok := ErrorOf(err); ok && q.single && e.Status == http.StatusNotAcceptable {
 			e.Status = http.StatusNotFound
 		}
-		return Result{Total: -1}, err
-	}
-	if err := json.Unmarshal(res.body, out); err != nil {
-		return Result{Total: -1}, fmt.Errorf("client: decode %s: %w", q.table, err)
+		return nil, Result{Total: -1}, err
 	}
 	total := -1
 	if q.count {
 		total = parseContentRange(res.header.Get("Content-Range"))
 	}
-	return Result{Total: total}, nil
+	return res.body, Result{Total: total}, nil
 }
 
 // RPC calls POST /rest/v1/rpc/fn with args as named arguments and decodes the answer into out

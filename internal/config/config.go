@@ -126,6 +126,10 @@ type Config struct {
 	StorageMaxJSONBytes    int
 	StorageMaxSignedURLTTL time.Duration
 	StorageSignedUploadTTL time.Duration
+	// StorageSignedTokenCacheSize is how many verified signed-URL tokens an instance remembers,
+	// so that a URL opened again skips its HMAC and claims decoding
+	// (storage.Options.SignedTokenCacheSize); 0 turns it off.
+	StorageSignedTokenCacheSize int
 	// OIDC are the upstream OpenID Connect providers offered on /login (Google, GitLab). One
 	// without a client id and secret is listed there as unavailable.
 	OIDC [2]OIDCProvider
@@ -240,12 +244,13 @@ func Default() Config {
 		SchemaPollInterval:    10 * time.Second,
 		// Supabase Storage's defaults where it has them (50 MB per file, 1000 paths per
 		// delete, two hours per signed upload URL).
-		StorageMaxUploadBytes:  50 << 20,
-		StorageMaxListLimit:    1000,
-		StorageMaxBatch:        1000,
-		StorageMaxJSONBytes:    2 << 20,
-		StorageMaxSignedURLTTL: 7 * 24 * time.Hour,
-		StorageSignedUploadTTL: 2 * time.Hour,
+		StorageMaxUploadBytes:       50 << 20,
+		StorageMaxListLimit:         1000,
+		StorageMaxBatch:             1000,
+		StorageMaxJSONBytes:         2 << 20,
+		StorageMaxSignedURLTTL:      7 * 24 * time.Hour,
+		StorageSignedUploadTTL:      2 * time.Hour,
+		StorageSignedTokenCacheSize: 10000,
 		OIDC: [2]OIDCProvider{
 			{Name: "google", Label: "Google", Issuer: "https://accounts.google.com"},
 			{Name: "gitlab", Label: "GitLab", Issuer: "https://gitlab.com"},
@@ -301,6 +306,7 @@ var settings = []setting{
 	{"MASTHEAD_STORAGE_MAX_LIST_LIMIT", "storage-max-list-limit", "largest limit of one /storage/v1 list request", func(c *Config) flag.Value { return (*intValue)(&c.StorageMaxListLimit) }},
 	{"MASTHEAD_STORAGE_MAX_BATCH", "storage-max-batch", "most object paths one /storage/v1 remove or createSignedUrls request may name", func(c *Config) flag.Value { return (*intValue)(&c.StorageMaxBatch) }},
 	{"MASTHEAD_STORAGE_MAX_JSON_BYTES", "storage-max-json-bytes", "largest JSON request body of /storage/v1 (list, remove, move, copy, signing), in bytes", func(c *Config) flag.Value { return (*intValue)(&c.StorageMaxJSONBytes) }},
+	{"MASTHEAD_STORAGE_SIGNED_TOKEN_CACHE_SIZE", "storage-signed-token-cache-size", "how many verified signed-URL tokens to remember so a URL opened again skips its signature check (0: none)", func(c *Config) flag.Value { return (*intValue)(&c.StorageSignedTokenCacheSize) }},
 	{"MASTHEAD_STORAGE_MAX_SIGNED_URL_TTL", "storage-max-signed-url-ttl", "longest expiresIn of a signed download URL: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.StorageMaxSignedURLTTL) }},
 	{"MASTHEAD_STORAGE_SIGNED_UPLOAD_TTL", "storage-signed-upload-ttl", "how long a signed upload URL stays valid: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.StorageSignedUploadTTL) }},
 	{"MASTHEAD_S3_ENDPOINT", "s3-endpoint", "S3-compatible endpoint URL for bucket media", func(c *Config) flag.Value { return (*stringValue)(&c.S3.Endpoint) }},
@@ -413,8 +419,8 @@ func (c Config) Validate() error {
 	if c.ReauthWindow < 0 || c.PasswordMinLength < 6 || c.PasswordMinLength > 72 {
 		errs = append(errs, errors.New("config: MASTHEAD_AUTH_REAUTH_WINDOW must not be negative and MASTHEAD_PASSWORD_MIN_LENGTH must be between 6 and 72 (bcrypt reads 72 bytes)"))
 	}
-	if c.TokenCacheSize < 0 {
-		errs = append(errs, errors.New("config: MASTHEAD_AUTH_TOKEN_CACHE_SIZE must not be negative"))
+	if c.TokenCacheSize < 0 || c.StorageSignedTokenCacheSize < 0 {
+		errs = append(errs, errors.New("config: MASTHEAD_AUTH_TOKEN_CACHE_SIZE and MASTHEAD_STORAGE_SIGNED_TOKEN_CACHE_SIZE must not be negative"))
 	}
 	if c.RefreshReuseInterval < 0 {
 		errs = append(errs, errors.New("config: MASTHEAD_REFRESH_REUSE_INTERVAL must not be negative"))

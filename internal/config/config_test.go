@@ -129,6 +129,7 @@ func TestValidate(t *testing.T) {
 		{"no list page", func(c *Config) { c.StorageMaxListLimit = 0 }, "MASTHEAD_STORAGE_MAX_LIST_LIMIT"},
 		{"no batch", func(c *Config) { c.StorageMaxBatch = -1 }, "MASTHEAD_STORAGE_MAX_BATCH"},
 		{"negative token cache", func(c *Config) { c.TokenCacheSize = -1 }, "MASTHEAD_AUTH_TOKEN_CACHE_SIZE"},
+		{"negative signed-token cache", func(c *Config) { c.StorageSignedTokenCacheSize = -1 }, "MASTHEAD_STORAGE_SIGNED_TOKEN_CACHE_SIZE"},
 		{"tiny JSON bodies", func(c *Config) { c.StorageMaxJSONBytes = 100 }, "MASTHEAD_STORAGE_MAX_JSON_BYTES"},
 		{"signed URLs that never work", func(c *Config) { c.StorageMaxSignedURLTTL = time.Millisecond }, "MASTHEAD_STORAGE_MAX_SIGNED_URL_TTL"},
 		{"signed uploads that never work", func(c *Config) { c.StorageSignedUploadTTL = 0 }, "MASTHEAD_STORAGE_SIGNED_UPLOAD_TTL"},
@@ -367,16 +368,25 @@ func TestStorageLimitsFromEnv(t *testing.T) {
 	}
 }
 
-// TestTokenCacheSize: the verified-token cache holds 10,000 tokens unless
-// MASTHEAD_AUTH_TOKEN_CACHE_SIZE says otherwise, and 0 (no cache) is a valid choice.
+// TestTokenCacheSize: the verified access-token and signed-URL token caches hold 10,000 tokens
+// each unless MASTHEAD_AUTH_TOKEN_CACHE_SIZE / MASTHEAD_STORAGE_SIGNED_TOKEN_CACHE_SIZE say
+// otherwise, and 0 (no cache) is a valid choice.
 func TestTokenCacheSize(t *testing.T) {
-	if Default().TokenCacheSize != 10000 {
-		t.Fatalf("default %d", Default().TokenCacheSize)
-	}
-	for v, want := range map[string]int{"500": 500, "0": 0} {
-		c, err := FromEnv(func(k string) string { return map[string]string{"MASTHEAD_AUTH_TOKEN_CACHE_SIZE": v}[k] })
-		if err != nil || c.TokenCacheSize != want {
-			t.Errorf("MASTHEAD_AUTH_TOKEN_CACHE_SIZE=%s: %d, %v", v, c.TokenCacheSize, err)
+	for _, tc := range []struct {
+		env  string
+		size func(Config) int
+	}{
+		{"MASTHEAD_AUTH_TOKEN_CACHE_SIZE", func(c Config) int { return c.TokenCacheSize }},
+		{"MASTHEAD_STORAGE_SIGNED_TOKEN_CACHE_SIZE", func(c Config) int { return c.StorageSignedTokenCacheSize }},
+	} {
+		if got := tc.size(Default()); got != 10000 {
+			t.Errorf("%s default %d", tc.env, got)
+		}
+		for v, want := range map[string]int{"500": 500, "0": 0} {
+			c, err := FromEnv(func(k string) string { return map[string]string{tc.env: v}[k] })
+			if err != nil || tc.size(c) != want {
+				t.Errorf("%s=%s: %d, %v", tc.env, v, tc.size(c), err)
+			}
 		}
 	}
 }

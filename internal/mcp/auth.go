@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	segjson "github.com/segmentio/encoding/json"
 
 	"masthead/internal/pg"
 )
@@ -48,7 +48,9 @@ func (s *Server) verify(ctx context.Context, token string, r *http.Request) (*sd
 		Scope    string `json:"scope"`
 		ClientID string `json:"client_id"`
 	}
-	if err := json.Unmarshal(caller.Claims, &c); err != nil || c.Sub == "" {
+	// segmentio's decoder: the claims are a few hundred bytes of which four members are read,
+	// and encoding/json spent ~7 µs of CPU on them for every /mcp request.
+	if err := segjson.Unmarshal(caller.Claims, &c); err != nil || c.Sub == "" {
 		return nil, fmt.Errorf("%w: claims without a subject", sdkauth.ErrInvalidToken)
 	}
 	return &sdkauth.TokenInfo{

@@ -3,8 +3,6 @@ package mcp
 import (
 	"bytes"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -35,14 +33,8 @@ func TestRESTTimeoutInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_projects"}}`))
-	r.Header.Set("Authorization", "Bearer good")
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	w := httptest.NewRecorder()
 	start := time.Now()
-	s.Handler().ServeHTTP(w, r)
+	w := postMCP(s, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_projects"}}`)
 	if left := <-deadlines; left <= 0 || left > timeout {
 		t.Errorf("the REST handler saw a deadline %v away, want within %v", left, timeout)
 	}

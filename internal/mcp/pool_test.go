@@ -55,16 +55,7 @@ func TestFastPathBuffersConcurrent(t *testing.T) {
 		`{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"search_publications","arguments":{"limit":1}}}`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search_publications","arguments":{"limit":40}}}`,
 	}
-	post := func(body string) []byte {
-		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-		r.Header.Set("Authorization", "Bearer good")
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		w := httptest.NewRecorder()
-		s.Handler().ServeHTTP(w, r)
-		return w.Body.Bytes()
-	}
+	post := func(body string) []byte { return postMCP(s, body).Body.Bytes() }
 	want := make([][]byte, len(bodies))
 	for i, b := range bodies {
 		want[i] = post(b)
@@ -88,4 +79,17 @@ func TestFastPathBuffersConcurrent(t *testing.T) {
 	if fast != len(bodies)+8*30 {
 		t.Errorf("the fast path answered %d of %d calls", fast, len(bodies)+8*30)
 	}
+}
+
+// postMCP sends one JSON-RPC message to s's /mcp as user u1 (fakeAuth's "good" token) the way
+// MCP clients of protocol 2025-06-18 do.
+func postMCP(s *Server, body string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+	r.Header.Set("Authorization", "Bearer good")
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	w := httptest.NewRecorder()
+	s.Handler().ServeHTTP(w, r)
+	return w
 }

@@ -107,7 +107,7 @@ func (s *Server) listProjects(ctx context.Context, id identity, _ struct{}) (Pro
 		Param("collections.order", "name.asc").
 		Order("name.asc")
 	var rows []client.Project
-	if _, err := s.api.Get(ctx, id.token, q, &rows); err != nil {
+	if _, err := s.get(ctx, id.token, q, &rows); err != nil {
 		return ProjectsOut{}, err
 	}
 	out := ProjectsOut{Projects: make([]Project, 0, len(rows))}
@@ -184,7 +184,7 @@ func (s *Server) searchPublications(ctx context.Context, id identity, in searchI
 	limit := pageSize(in.Limit)
 	q.Range(max(in.Offset, 0), limit)
 	var rows []pubRow
-	res, err := s.api.Get(ctx, id.token, q, &rows)
+	res, err := s.get(ctx, id.token, q, &rows)
 	if err != nil {
 		return PageOut{}, err
 	}
@@ -327,7 +327,7 @@ func (s *Server) getPublication(ctx context.Context, id identity, in getIn) (Pub
 		Param("status_events.order", "id.desc").
 		Single()
 	var p pubRow
-	if _, err := s.api.Get(ctx, id.token, q, &p); err != nil {
+	if _, err := s.get(ctx, id.token, q, &p); err != nil {
 		return PublicationDetail{}, err
 	}
 	out := PublicationDetail{
@@ -433,7 +433,7 @@ func (s *Server) reviewQueue(ctx context.Context, id identity, in queueIn) (Queu
 		scope(q, "project", in.Project, "project_id", "project:projects", "slug,name") + "," +
 		"status_events(to_status,note,created_at,actor:profiles!actor_id(display_name))")
 	var rows []pubRow
-	res, err := s.api.Get(ctx, id.token, q, &rows)
+	res, err := s.get(ctx, id.token, q, &rows)
 	if err != nil {
 		return QueueOut{}, err
 	}
@@ -472,7 +472,7 @@ func (s *Server) listSchedule(ctx context.Context, id identity, in scheduleIn) (
 		return ScheduleOut{}, err
 	}
 	var rows []pubRow
-	if _, err := s.api.Get(ctx, id.token, q, &rows); err != nil {
+	if _, err := s.get(ctx, id.token, q, &rows); err != nil {
 		return ScheduleOut{}, err
 	}
 	out := ScheduleOut{Scheduled: s.summaries(rows)}
@@ -483,7 +483,7 @@ func (s *Server) listSchedule(ctx context.Context, id identity, in scheduleIn) (
 	q.Select(pubColumns + "," + authorEmbed + "," + collectionEmbed + "," +
 		scope(q, "project", in.Project, "project_id", "project:projects", "slug,name"))
 	var approved []pubRow
-	if _, err := s.api.Get(ctx, id.token, q, &approved); err != nil {
+	if _, err := s.get(ctx, id.token, q, &approved); err != nil {
 		return ScheduleOut{}, err
 	}
 	out.AwaitingDate = s.summaries(approved)

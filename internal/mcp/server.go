@@ -73,8 +73,9 @@ type Server struct {
 	auth     Authenticator
 	invalid  error
 	mcp      *sdk.Server
-	fast     map[string]*fastTool // read tools by name, for fastReads
-	onFast   func()               // tests: called for each request fastReads answers
+	fast     map[string]*fastTool       // read tools by name, for fastReads
+	onFast   func()                     // tests: called for each request fastReads answers
+	onDecode func(body []byte, out any) // tests: called with each answer get decoded
 	handler  http.Handler
 	metadata http.Handler
 }

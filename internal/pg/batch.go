@@ -105,12 +105,23 @@ func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, expl
 	}
 	// The setup is the same text on every request and touches no table,
 	// so it is prepared once per connection like any read.
-	all := make([]Stmt, 0, len(stmts)+1)
 	sql, params := setup(c, readOnly)
-	all = append(all, Stmt{SQL: sql, Params: params, Prepare: true})
-	all = append(all, stmts...)
-	newName := make([]string, len(all)) // statements prepared in this pipeline
-	for i, s := range all {
+	first := Stmt{SQL: sql, Params: params, Prepare: true}
+	stmt := func(i int) Stmt {
+		if i == 0 {
+			return first
+		}
+		return stmts[i-1]
+	}
+	n := len(stmts) + 1
+	var names4 [4]string // statements prepared in this pipeline; room for a download's two without allocating
+	newName := names4[:0]
+	if n > len(names4) {
+		newName = make([]string, 0, n)
+	}
+	newName = newName[:n]
+	for i := range n {
+		s := stmt(i)
 		name := ""
 		if s.Prepare && names != nil {
 			name = names[s.SQL]
@@ -130,7 +141,9 @@ func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, expl
 		_ = p.Close()
 		return nil, err
 	}
-	read := func(stream bool) (*pgconn.Result, error) {
+	// read reads the next result; stream hands its rows to each, discard drops them (the
+	// setup's values are of no use, and copying its echo of the claims cost an allocation).
+	read := func(stream, discard bool) (*pgconn.Result, error) {
 		r, err := p.GetResults()
 		if err != nil {
 			return nil, err
@@ -138,6 +151,10 @@ func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, expl
 		rr, ok := r.(*pgconn.ResultReader)
 		if !ok {
 			return nil, fmt.Errorf("pg: pipeline: expected a result, got %T", r)
+		}
+		if discard {
+			_, err := rr.Close()
+			return nil, err
 		}
 		if !stream {
 			res := rr.Read()
@@ -154,11 +171,11 @@ func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, expl
 	var out []*pgconn.Result
 	err := func() error {
 		if explicitTx {
-			if _, err := read(false); err != nil {
+			if _, err := read(false, true); err != nil {
 				return err
 			}
 		}
-		for i := range all {
+		for i := range n {
 			if newName[i] != "" {
 				r, err := p.GetResults()
 				if err != nil {
@@ -169,16 +186,16 @@ func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, expl
 				}
 				// Parsed and described: it exists on this connection now,
 				// whether or not executing it succeeds.
-				names[all[i].SQL] = newName[i]
+				names[stmt(i).SQL] = newName[i]
 			}
-			res, err := read(each != nil && i == len(all)-1)
+			res, err := read(each != nil && i == n-1, i == 0)
 			if err != nil {
 				var pe *pgconn.PgError
 				switch {
 				case errors.As(err, &pe) && pe.Code == "0A000" && strings.Contains(pe.Message, "cached plan"):
 					// The table changed shape under a prepared statement:
 					// prepare afresh next time.
-					delete(names, all[i].SQL)
+					delete(names, stmt(i).SQL)
 				case errors.As(err, &pe) && pe.Code == "26000":
 					// Someone deallocated our statements (DISCARD ALL):
 					// forget them all and prepare again.

@@ -2,6 +2,7 @@ package pg_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -56,16 +57,7 @@ func TestExecAsCaller(t *testing.T) {
 		}
 	})
 	// A pool of one connection, so the checks below look at the very connection the request used.
-	pcfg, err := pgxpool.ParseConfig(db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pcfg.MaxConns, pcfg.MinConns = 1, 1
-	pinned, err := pgxpool.NewWithConfig(ctx, pcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pinned.Close()
+	pinned := pinnedPool(t, db)
 	onPinned := func(stmts ...pg.Stmt) ([]*pgconn.Result, error) {
 		pc, err := pinned.Acquire(ctx)
 		if err != nil {
@@ -180,4 +172,93 @@ func TestArrayLiteral(t *testing.T) {
 			t.Errorf("ArrayLiteral(%q) = %s, want %s", tc.in, got, tc.want)
 		}
 	}
+}
+
+// TestPreparedStatementsRecover: a request's statements stay prepared on the connection; when
+// the table under one changes shape, or someone deallocates them, the request that meets it
+// fails with PostgreSQL's error and the next one prepares afresh and answers in the new shape.
+func TestPreparedStatementsRecover(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	own := db.Owner(t)
+	if _, err := own.Exec(ctx, `create table public.shape_probe (a int); insert into public.shape_probe values (1);
+		grant select on public.shape_probe to authenticated`); err != nil {
+		t.Fatal(err)
+	}
+	pinned := pinnedPool(t, db)
+	user := pg.Caller{Role: pg.RoleAuthenticated, Claims: []byte(`{"sub":"00000000-0000-0000-0000-000000000001"}`)}
+	probe := pg.Stmt{SQL: `select * from public.shape_probe`, Prepare: true}
+	run := func() (string, error) {
+		pc, err := pinned.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pc.Release()
+		rs, err := pg.ExecAsCaller(ctx, pc.Conn().PgConn(), user, true, false, probe,
+			pg.Stmt{SQL: `select $1::int + 1`, Params: [][]byte{[]byte("41")}, Prepare: true})
+		if err != nil {
+			return "", err
+		}
+		var cols []string
+		for _, f := range rs[0].FieldDescriptions {
+			cols = append(cols, f.Name)
+		}
+		var vals []string
+		for _, v := range rs[0].Rows[0] {
+			vals = append(vals, string(v))
+		}
+		return strings.Join(cols, ",") + "=" + strings.Join(vals, ",") + " " + string(rs[1].Rows[0][0]), nil
+	}
+	for range 3 {
+		if got, err := run(); err != nil || got != "a=1 42" {
+			t.Fatalf("got %q, %v", got, err)
+		}
+	}
+	if _, err := own.Exec(ctx, `alter table public.shape_probe add column b int not null default 2`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := run()
+	if pe := (*pgconn.PgError)(nil); !errors.As(err, &pe) || pe.Code != "0A000" {
+		t.Fatalf("the first request after the change: %v, want 0A000", err)
+	}
+	for range 2 {
+		if got, err := run(); err != nil || got != "a,b=1,2 42" {
+			t.Fatalf("after the change: got %q, %v", got, err)
+		}
+	}
+	pc, err := pinned.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pc.Exec(ctx, `deallocate all`); err != nil {
+		t.Fatal(err)
+	}
+	pc.Release()
+	_, err = run()
+	if pe := (*pgconn.PgError)(nil); !errors.As(err, &pe) || pe.Code != "26000" {
+		t.Fatalf("the first request after deallocate all: %v, want 26000", err)
+	}
+	for range 2 {
+		if got, err := run(); err != nil || got != "a,b=1,2 42" {
+			t.Fatalf("after deallocate all: got %q, %v", got, err)
+		}
+	}
+}
+
+// pinnedPool is a pool of one connection on db, closed when t ends: successive requests on it
+// use the very same connection.
+func pinnedPool(t *testing.T, db *pgtest.DB) *pgxpool.Pool {
+	t.Helper()
+	pcfg, err := pgxpool.ParseConfig(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcfg.MaxConns, pcfg.MinConns = 1, 1
+	pinned, err := pgxpool.NewWithConfig(context.Background(), pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pinned.Close)
+	return pinned
 }

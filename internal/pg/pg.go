@@ -157,7 +157,7 @@ func setup(c Caller, readOnly bool) (string, [][]byte) {
 		claims = json.RawMessage("{}")
 	}
 	params := make([][]byte, 2, 6)
-	params[0], params[1] = []byte(c.Role), claims
+	params[0], params[1] = roleBytes(c.Role), claims
 	ids := 0
 	if c.SessionID != "" {
 		ids = 1
@@ -206,6 +206,18 @@ func Setup(ctx context.Context, tx pgx.Tx, c Caller) error {
 		return fmt.Errorf("pg: set caller: %w", sessionError(err))
 	}
 	return nil
+}
+
+// roleNames are the roles' names as the setup's first parameter, so that a request does not
+// copy its role's name to the heap.
+var roleNames = map[string][]byte{RoleAnon: []byte(RoleAnon), RoleAuthenticated: []byte(RoleAuthenticated),
+	RoleAuth: []byte(RoleAuth), RoleScheduler: []byte(RoleScheduler)}
+
+func roleBytes(r string) []byte {
+	if b, ok := roleNames[r]; ok {
+		return b
+	}
+	return []byte(r)
 }
 
 func knownRole(r string) bool {

@@ -198,6 +198,7 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 		MaxUploadBytes: int64(s.cfg.StorageMaxUploadBytes), MaxListLimit: int64(s.cfg.StorageMaxListLimit),
 		MaxBatch: s.cfg.StorageMaxBatch, MaxJSONBytes: int64(s.cfg.StorageMaxJSONBytes),
 		MaxSignedURLTTL: s.cfg.StorageMaxSignedURLTTL, SignedUploadTTL: s.cfg.StorageSignedUploadTTL,
+		SignedTokenCacheSize: cmp.Or(s.cfg.StorageSignedTokenCacheSize, -1), // the setting's 0 is none, storage's the default
 	}, s.log)
 	if err != nil {
 		return err

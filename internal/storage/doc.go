@@ -44,6 +44,7 @@
 // The bytes live in a Backend (local disk for dev, any S3-compatible store in production) that
 // knows nothing about access.
 //
-// It may import internal/pg; it must not import internal/server, auth, rest, mcp, handlers or
-// views. The caller's identity comes through the Authenticator interface declared here.
+// It may import internal/pg and internal/tokencache (verified signed-URL tokens); it must not
+// import internal/server, auth, rest, mcp, handlers or views. The caller's identity comes
+// through the Authenticator interface declared here.
 package storage

@@ -281,3 +281,33 @@ func TestDownloadAfterSignOut(t *testing.T) {
 		t.Fatalf("another user's session after viewerA signed out: %d", resp.StatusCode)
 	}
 }
+
+// TestDownloadAfterMembershipEnds: the media row's policy is asked again on every download, so
+// a member removed from the project gets 404 on their next download with the same token (whose
+// verification is remembered), and a member added back downloads again at once.
+func TestDownloadAfterMembershipEnds(t *testing.T) {
+	t.Parallel()
+	ev := newDiskEnv(t)
+	path := "/storage/v1/object/authenticated/media/proj-a/photo.png"
+	if resp, body := ev.do(t, req{path: path, user: "viewerA"}); resp.StatusCode != http.StatusOK || !bytes.Equal(body, ev.png) {
+		t.Fatalf("member: %d", resp.StatusCode)
+	}
+	own := ev.db.Owner(t)
+	if _, err := own.Exec(context.Background(), `delete from project_members where user_id = $1`, ev.users["viewerA"]); err != nil {
+		t.Fatal(err)
+	}
+	resp, body := ev.do(t, req{path: path, user: "viewerA"})
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("after removal: %d %s", resp.StatusCode, body)
+	}
+	if e := storageError(t, body); e["statusCode"] != "404" || e["message"] != "Object not found" {
+		t.Fatalf("after removal: %s", body)
+	}
+	if _, err := own.Exec(context.Background(), `insert into project_members (project_id, user_id, role)
+		select id, $1, 'reviewer' from projects where slug = 'proj-a'`, ev.users["viewerA"]); err != nil {
+		t.Fatal(err)
+	}
+	if resp, body := ev.do(t, req{path: path, user: "viewerA"}); resp.StatusCode != http.StatusOK || !bytes.Equal(body, ev.png) {
+		t.Fatalf("added back: %d", resp.StatusCode)
+	}
+}

@@ -55,6 +55,10 @@ type Options struct {
 	// SignedUploadTTL is how long a signed upload URL stays valid
 	// (MASTHEAD_STORAGE_SIGNED_UPLOAD_TTL); 0 means DefaultSignedUploadTTL.
 	SignedUploadTTL time.Duration
+	// SignedTokenCacheSize is how many verified signed-URL tokens are remembered, so that a URL
+	// opened again skips the signature check and the claims' decoding; 0 means
+	// DefaultSignedTokenCacheSize, a negative size none.
+	SignedTokenCacheSize int
 	// InvalidToken is the error a refused bearer token wraps (auth.ErrInvalidToken): those are
 	// answered 401, any other Authenticator error is an outage (5xx).
 	InvalidToken error
@@ -85,6 +89,8 @@ const (
 	DefaultSignedUploadTTL = 2 * time.Hour
 	// DefaultMaxSignedURLTTL lets a signed download URL live a week at most.
 	DefaultMaxSignedURLTTL = 7 * 24 * time.Hour
+	// DefaultSignedTokenCacheSize remembers 10,000 verified signed-URL tokens: about 2 MB.
+	DefaultSignedTokenCacheSize = 10000
 )
 
 // Handler serves /storage/v1. It is safe for concurrent use.
@@ -122,8 +128,14 @@ func New(pool *pgxpool.Pool, auth Authenticator, opts Options, log *slog.Logger)
 	if opts.MaxSignedURLTTL < time.Second {
 		opts.MaxSignedURLTTL = DefaultMaxSignedURLTTL
 	}
+	switch {
+	case opts.SignedTokenCacheSize == 0:
+		opts.SignedTokenCacheSize = DefaultSignedTokenCacheSize
+	case opts.SignedTokenCacheSize < 0:
+		opts.SignedTokenCacheSize = 0
+	}
 	return &Handler{pool: pool, auth: auth, log: log, opts: opts,
-		signer: signer{key: opts.SigningKey, now: time.Now}}, nil
+		signer: newSigner(opts.SigningKey, time.Now, opts.SignedTokenCacheSize)}, nil
 }
 
 // Mount adds the routes to g, which should be the group for /storage/v1: the object routes
@@ -306,6 +318,22 @@ var safeTypes = map[string]string{
 	"video/mp4": "video", "video/webm": "video",
 }
 
+// The header values every download sends, each a slice of capacity one, so that an Add
+// elsewhere copies it instead of writing into it.
+var (
+	safeTypeHeader = func() map[string][]string {
+		m := make(map[string][]string, len(safeTypes))
+		for t := range safeTypes {
+			m[t] = []string{t}
+		}
+		return m
+	}()
+	octetStream    = []string{"application/octet-stream"}
+	nosniff        = []string{"nosniff"}
+	sandbox        = []string{"default-src 'none'; sandbox"}
+	privateNoCache = []string{"private, no-cache"}
+)
+
 // serve streams the object with http.ServeContent, which implements RFC 9110's conditional
 // requests (If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since, If-Range) and
 // byte ranges from the validators set here. ?download asks for an attachment (see
@@ -325,11 +353,13 @@ func (h *Handler) serve(c echo.Context, key, contentType string) error {
 		return writeError(c, h.internal(ctx, "storage: open object", err))
 	}
 	defer obj.Body.Close()
+	// The fixed values are shared, read-only slices assigned under their canonical names, as
+	// Header.Set would store them, without a slice allocated per header per download.
 	hdr := c.Response().Header()
-	if _, ok := safeTypes[contentType]; ok {
-		hdr.Set("Content-Type", contentType)
+	if v, ok := safeTypeHeader[contentType]; ok {
+		hdr["Content-Type"] = v
 	} else {
-		hdr.Set("Content-Type", "application/octet-stream")
+		hdr["Content-Type"] = octetStream
 		if disposition == "" {
 			disposition = "attachment"
 		}
@@ -337,12 +367,12 @@ func (h *Handler) serve(c echo.Context, key, contentType string) error {
 	if disposition != "" {
 		hdr.Set("Content-Disposition", disposition)
 	}
-	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr["X-Content-Type-Options"] = nosniff
 	// Should anything still be rendered as a document, it runs no script and loads nothing.
-	hdr.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	hdr["Content-Security-Policy"] = sandbox
 	// private: only the caller's own browser may keep it; no-cache: every reuse is revalidated,
 	// which repeats the access check and costs a 304 when nothing changed.
-	hdr.Set("Cache-Control", "private, no-cache")
+	hdr["Cache-Control"] = privateNoCache
 	hdr.Set("ETag", obj.ETag)
 	http.ServeContent(sendfileWriter{c.Response()}, c.Request(), "", obj.ModTime, obj.Body)
 	return nil

@@ -5,8 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"hash"
 	"strings"
+	"sync"
 	"time"
+
+	"masthead/internal/tokencache"
 )
 
 // A signed URL's token is an HS256 JWT with claims {url, iat, exp}, as Supabase Storage issues
@@ -48,6 +52,69 @@ func DeriveSigningKey(secret string) []byte {
 type signer struct {
 	key []byte
 	now func() time.Time
+	// macs keeps keyed HMACs (*macState) for reuse: a fresh hmac.New costs two allocations
+	// and two SHA-256 blocks for the key before the token is hashed, on every signed download.
+	// nil makes one per use.
+	macs *sync.Pool
+	// tokens remembers the claims of tokens whose signature checked out, so that a URL opened
+	// again (an image on a page many people view) is not checked and decoded again; the url and
+	// expiry are compared on every use. nil remembers nothing.
+	tokens *tokencache.Cache[signedClaims]
+}
+
+// newSigner is a signer of key whose keyed HMACs are reused and which remembers up to
+// cacheSize verified tokens.
+func newSigner(key []byte, now func() time.Time, cacheSize int) signer {
+	return signer{key: key, now: now, macs: &sync.Pool{New: func() any {
+		return &macState{mac: hmac.New(sha256.New, key)}
+	}}, tokens: &tokencache.Cache[signedClaims]{Max: cacheSize}}
+}
+
+// macState is one keyed HMAC and the buffers a token's check writes into, so that checking a
+// token allocates nothing but its decoded claims.
+type macState struct {
+	mac hash.Hash
+	in  []byte    // header.payload, as the MAC reads it
+	sum []byte    // the MAC
+	enc [43]byte  // the MAC in base64url (43 characters for 32 bytes)
+	raw [512]byte // the decoded payload of a token of usual size
+}
+
+// macOf writes the base64url HMAC of header "." payload into st.enc.
+func (s signer) macOf(st *macState, header, payload string) []byte {
+	st.mac.Reset()
+	st.in = append(append(append(st.in[:0], header...), '.'), payload...)
+	st.mac.Write(st.in)
+	st.sum = st.mac.Sum(st.sum[:0])
+	base64.RawURLEncoding.Encode(st.enc[:], st.sum)
+	return st.enc[:]
+}
+
+// state takes a macState from the pool, or makes one when s has none.
+func (s signer) state() *macState {
+	if s.macs == nil {
+		return &macState{mac: hmac.New(sha256.New, s.key)}
+	}
+	return s.macs.Get().(*macState)
+}
+
+func (s signer) release(st *macState) {
+	if s.macs != nil && cap(st.in) <= 4096 {
+		s.macs.Put(st)
+	}
+}
+
+// equalString compares b and str in time that depends only on their lengths, as hmac.Equal,
+// without converting str to bytes.
+func equalString(b []byte, str string) bool {
+	if len(b) != len(str) {
+		return false
+	}
+	var v byte
+	for i := range b {
+		v |= b[i] ^ str[i]
+	}
+	return v == 0
 }
 
 // sign makes a download token for url.
@@ -65,9 +132,10 @@ func (s signer) signClaims(c signedClaims, ttl time.Duration) string {
 }
 
 func (s signer) mac(unsigned string) string {
-	m := hmac.New(sha256.New, s.key)
-	m.Write([]byte(unsigned))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+	header, payload, _ := strings.Cut(unsigned, ".")
+	st := s.state()
+	defer s.release(st)
+	return string(s.macOf(st, header, payload))
 }
 
 // verify checks that token is a download token signed by us that names exactly url and has not
@@ -96,26 +164,70 @@ func (s signer) verifyUpload(token, url string) (signedClaims, *apiError) {
 	return c, nil
 }
 
-// parse checks token's signature, url and expiry, and returns its claims.
+// parse checks token's signature, url and expiry, and returns its claims, which may be shared
+// with other calls: do not modify them.
 func (s signer) parse(token, url string) (signedClaims, *apiError) {
+	if s.tokens == nil {
+		c, aerr := s.check(token)
+		if aerr != nil {
+			return signedClaims{}, aerr
+		}
+		return s.current(c, url)
+	}
+	sum := tokencache.KeyOf(token)
+	if c, ok := s.tokens.Get(sum); ok {
+		return s.current(c, url)
+	}
+	c, aerr := s.check(token)
+	if aerr != nil {
+		return signedClaims{}, aerr
+	}
+	expired := func(c signedClaims) bool { return s.now().Unix() >= c.EXP }
+	if !expired(c) {
+		s.tokens.Put(sum, c, expired)
+	}
+	return s.current(c, url)
+}
+
+// current checks verified claims c against the url they are used for and the clock.
+func (s signer) current(c signedClaims, url string) (signedClaims, *apiError) {
+	if c.URL != url {
+		return signedClaims{}, errInvalidJWT
+	}
+	if s.now().Unix() >= c.EXP {
+		return signedClaims{}, errExpiredJWT
+	}
+	return c, nil
+}
+
+// check verifies token's signature and decodes its claims.
+func (s signer) check(token string) (signedClaims, *apiError) {
 	header, rest, ok := strings.Cut(token, ".")
 	if !ok || header != signedHeader {
 		return signedClaims{}, errInvalidJWT
 	}
 	payload, sig, ok := strings.Cut(rest, ".")
-	if !ok || !hmac.Equal([]byte(sig), []byte(s.mac(header+"."+payload))) {
+	if !ok {
 		return signedClaims{}, errInvalidJWT
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(payload)
+	st := s.state()
+	defer s.release(st)
+	if !equalString(s.macOf(st, header, payload), sig) {
+		return signedClaims{}, errInvalidJWT
+	}
+	// st.in holds header.payload: the payload is decoded from its end of it, in place of bytes.
+	in := st.in[len(header)+1:]
+	raw := st.raw[:0]
+	if base64.RawURLEncoding.DecodedLen(len(in)) > len(st.raw) {
+		raw = make([]byte, 0, base64.RawURLEncoding.DecodedLen(len(in)))
+	}
+	raw, err := base64.RawURLEncoding.AppendDecode(raw, in)
 	if err != nil {
 		return signedClaims{}, errInvalidJWT
 	}
 	var c signedClaims
-	if err := json.Unmarshal(raw, &c); err != nil || c.URL != url {
+	if err := json.Unmarshal(raw, &c); err != nil {
 		return signedClaims{}, errInvalidJWT
-	}
-	if s.now().Unix() >= c.EXP {
-		return signedClaims{}, errExpiredJWT
 	}
 	return c, nil
 }

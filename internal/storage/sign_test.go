@@ -3,10 +3,13 @@ package storage
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"masthead/internal/tokencache"
 )
 
 // sign asks for a signed URL as user and returns the response status and the signedURL.
@@ -118,5 +121,114 @@ func TestSignRefusals(t *testing.T) {
 	}
 	if status, _ := ev.sign(t, "proj-a/photo.png", "ownerA", `{"expiresIn":604800}`); status != http.StatusOK {
 		t.Fatalf("a week: status %d", status)
+	}
+}
+
+// TestSignerReusesMACs: a signer that keeps its keyed HMACs for reuse (newSigner) accepts
+// exactly what a fresh HMAC per token accepts, for tokens of every size (an upload token's
+// claims outgrow the buffer a download token's fit in), from many goroutines at once, and a
+// token checked right after a bad one is not judged by what the bad one left behind.
+func TestSignerReusesMACs(t *testing.T) {
+	t.Parallel()
+	key := DeriveSigningKey("test secret")
+	pooled, fresh := newSigner(key, time.Now, 0), signer{key: key, now: time.Now}
+	as := json.RawMessage(`{"sub":"` + strings.Repeat("x", 2000) + `"}`)
+	type tok struct{ token, url string }
+	var tokens []tok
+	for i := range 50 {
+		url := "media/proj-a/" + strings.Repeat("k", i*10) + ".png"
+		tokens = append(tokens, tok{pooled.sign(url, "image/png", time.Hour), url}, tok{fresh.sign(url, "image/png", time.Hour), url})
+	}
+	big := fresh.signClaims(signedClaims{URL: "media/proj-a/u.png", Op: opUpload, As: as}, time.Hour)
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			errs <- func() error {
+				for i := range 200 {
+					tk := tokens[(g*31+i)%len(tokens)]
+					for _, s := range []signer{pooled, fresh} {
+						if ct, aerr := s.verify(tk.token, tk.url); aerr != nil || ct != "image/png" {
+							return fmt.Errorf("verify %s: %q %v", tk.url, ct, aerr)
+						}
+						if _, aerr := s.verify(tampered(tk.token), tk.url); aerr != errInvalidJWT {
+							return fmt.Errorf("a tampered token: %v", aerr)
+						}
+						if _, aerr := s.verify(tk.token, tk.url+"x"); aerr != errInvalidJWT {
+							return fmt.Errorf("another url: %v", aerr)
+						}
+						c, aerr := s.verifyUpload(big, "media/proj-a/u.png")
+						if aerr != nil || string(c.As) != string(as) {
+							return fmt.Errorf("upload token of %d bytes: %v", len(big), aerr)
+						}
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// tampered is token with the last character of its signature changed.
+func tampered(token string) string {
+	last := "A"
+	if strings.HasSuffix(token, last) {
+		last = "B"
+	}
+	return token[:len(token)-1] + last
+}
+
+// TestSignedTokenCache: a remembered token is still held to its url, its expiry and its kind
+// (a download token is no upload token, nor the other way round); a token whose signature fails
+// is never remembered; and a full cache makes room by dropping expired tokens first.
+func TestSignedTokenCache(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	s := newSigner(DeriveSigningKey("test secret"), func() time.Time { return now }, 2)
+	down := s.sign("media/proj-a/a.png", "image/png", time.Minute)
+	for range 2 { // the second round answers from the cache
+		if ct, aerr := s.verify(down, "media/proj-a/a.png"); aerr != nil || ct != "image/png" {
+			t.Fatalf("verify: %q %v", ct, aerr)
+		}
+		if _, aerr := s.verify(down, "media/proj-a/b.png"); aerr != errInvalidJWT {
+			t.Fatalf("a remembered token on another url: %v", aerr)
+		}
+		if _, aerr := s.verifyUpload(down, "media/proj-a/a.png"); aerr != errInvalidJWT {
+			t.Fatalf("a remembered download token as an upload token: %v", aerr)
+		}
+	}
+	if n := s.tokens.Len(); n != 1 {
+		t.Fatalf("%d tokens remembered, want 1", n)
+	}
+	if _, aerr := s.verify(tampered(down), "media/proj-a/a.png"); aerr != errInvalidJWT {
+		t.Fatalf("tampered: %v", aerr)
+	}
+	if n := s.tokens.Len(); n != 1 {
+		t.Fatalf("a tampered token was remembered (%d)", n)
+	}
+	up := s.signClaims(signedClaims{URL: "media/proj-a/u.png", Op: opUpload, As: json.RawMessage(`{"sub":"x"}`)}, time.Hour)
+	for range 2 {
+		if _, aerr := s.verify(up, "media/proj-a/u.png"); aerr != errInvalidJWT {
+			t.Fatalf("an upload token as a download token: %v", aerr)
+		}
+		if c, aerr := s.verifyUpload(up, "media/proj-a/u.png"); aerr != nil || string(c.As) != `{"sub":"x"}` {
+			t.Fatalf("verifyUpload: %v", aerr)
+		}
+	}
+	now = now.Add(time.Minute)
+	if _, aerr := s.verify(down, "media/proj-a/a.png"); aerr != errExpiredJWT {
+		t.Fatalf("a remembered token past its expiry: %v", aerr)
+	}
+	// Full (two tokens): the expired download token goes to make room for a third.
+	third := s.sign("media/proj-a/c.png", "image/png", time.Minute)
+	if _, aerr := s.verify(third, "media/proj-a/c.png"); aerr != nil {
+		t.Fatal(aerr)
+	}
+	if _, ok := s.tokens.Get(tokencache.KeyOf(down)); ok || s.tokens.Len() != 2 {
+		t.Fatalf("after adding to a full cache: expired token kept %v, %d tokens", ok, s.tokens.Len())
 	}
 }
