@@ -39,23 +39,21 @@ func quoteIdent(s string) string { return pgx.Identifier{s}.Sanitize() }
 // function call supplies the rows; parent is the parent level's alias.
 // rootOfWrite skips the root's own conditions and range, which the write
 // statement has already applied.
+//
+// A level that skips rows (an offset) and reads more than its own columns (embeds, spreads,
+// computed columns) takes its page first, in a subquery (pagedLevel): otherwise PostgreSQL
+// computes every embed of the skipped rows too, only for LIMIT to throw them away.
 func (q *sqlb) level(n *node, alias, parent, source string, rootOfWrite bool) {
-	q.WriteString("SELECT ")
-	for i, o := range n.out {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		q.outItem(o, alias)
-		q.WriteString(" AS ")
-		if o.embed == nil && o.col != nil && len(o.via) == 0 && o.name == o.col.Name {
-			q.WriteString(o.col.quoted) // the common case, quoted once in the cache
-		} else {
-			q.WriteString(quoteIdent(o.name))
-		}
-	}
 	if source == "" {
 		source = q.source(n, parent)
 	}
+	if !rootOfWrite && n.offset > 0 && !n.aggregated() {
+		if cols, ok := n.pageColumns(); ok {
+			q.pagedLevel(n, alias, parent, source, cols)
+			return
+		}
+	}
+	q.selectList(n, alias)
 	q.WriteString(" FROM ")
 	q.WriteString(source)
 	q.WriteString(" AS ")
@@ -75,6 +73,112 @@ func (q *sqlb) level(n *node, alias, parent, source string, rootOfWrite bool) {
 	q.orderBy(n, alias)
 	if !rootOfWrite {
 		q.limit(n.limit, n.offset)
+	}
+}
+
+// pagedLevel writes a level as SELECT <items> FROM (SELECT <cols> FROM <source> WHERE …
+// ORDER BY … LIMIT … OFFSET …) AS alias ORDER BY …: the filters, order and range pick the
+// page's rows inside, and the select list (embeds included) is computed outside over those
+// rows only. The subquery keeps the alias, so the select list reads as it would over the
+// table; it carries cols, the columns the select list and the order read. The outer ORDER BY
+// repeats the inner one (over plain columns PostgreSQL sees the rows already in that order and
+// does not sort again), so the page keeps its order whatever the plan.
+func (q *sqlb) pagedLevel(n *node, alias, parent, source string, cols []string) {
+	q.selectList(n, alias)
+	q.WriteString(" FROM (SELECT ")
+	if cols == nil {
+		q.WriteString(alias + ".*")
+	}
+	for i, c := range cols {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(alias + "." + c)
+	}
+	q.WriteString(" FROM ")
+	q.WriteString(source)
+	q.WriteString(" AS ")
+	q.WriteString(alias)
+	q.where(n, alias, parent, q.from(n))
+	q.orderBy(n, alias)
+	q.limit(n.limit, n.offset)
+	q.WriteString(") AS ")
+	q.WriteString(alias)
+	q.orderBy(n, alias)
+}
+
+// pageColumns says whether n is worth paging first (pagedLevel): ok when its select list or
+// order reads more than its own plain columns. cols are the quoted columns of n those read,
+// each once, or nil when something reads the whole row (a computed column or relationship
+// takes the row itself), so the page must carry every column.
+func (n *node) pageColumns() (cols []string, ok bool) {
+	whole := false
+	seen := map[string]bool{}
+	add := func(name string) {
+		if !seen[name] {
+			seen[name] = true
+			cols = append(cols, quoteIdent(name))
+		}
+	}
+	rel := func(r *Relationship) {
+		ok = true
+		switch {
+		case r.computed != "":
+			whole = true
+		case r.Junction != nil:
+			for _, p := range r.Junction.Left {
+				add(p.To)
+			}
+		default:
+			for _, p := range r.Cols {
+				add(p.From)
+			}
+		}
+	}
+	col := func(c *Column) {
+		if c.computed != "" {
+			ok, whole = true, true
+			return
+		}
+		add(c.Name)
+	}
+	for _, o := range n.out {
+		switch {
+		case len(o.via) > 0:
+			rel(o.via[0].rel)
+		case o.embed != nil:
+			rel(o.embed.rel)
+		case o.col != nil:
+			col(o.col)
+		}
+	}
+	for _, o := range n.order {
+		if o.embed != nil {
+			rel(o.embed.rel)
+		} else {
+			col(o.col)
+		}
+	}
+	if whole {
+		return nil, ok
+	}
+	return cols, ok
+}
+
+// selectList writes SELECT and n's items over alias, each named by its key.
+func (q *sqlb) selectList(n *node, alias string) {
+	q.WriteString("SELECT ")
+	for i, o := range n.out {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.outItem(o, alias)
+		q.WriteString(" AS ")
+		if o.embed == nil && o.col != nil && len(o.via) == 0 && o.name == o.col.Name {
+			q.WriteString(o.col.quoted) // the common case, quoted once in the cache
+		} else {
+			q.WriteString(quoteIdent(o.name))
+		}
 	}
 }
 

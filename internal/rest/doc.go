@@ -31,7 +31,9 @@
 //   - filters eq … isdistinct, fts/plfts/phfts/wfts with a language
 //     configuration (fts(english)), cs cd ov, not., or=() and=(), in.()
 //     matching nothing; order with nulls first/last; limit/offset (limit=0
-//     is []), Range, counts (exact, planned, estimated);
+//     is []; a page past an offset is picked before its embeds are
+//     computed, so skipped rows cost no embeds), Range, counts (exact,
+//     planned, estimated);
 //   - POST (bulk, {} of all defaults, columns=, missing=default, on_conflict,
 //     merge-duplicates answering 200 when it only updated a table (201 on
 //     views and partitioned tables, which cannot tell), ignore-duplicates),

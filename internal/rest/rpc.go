@@ -158,9 +158,75 @@ func (h *Handler) rpc(c echo.Context) error {
 	if err := h.window(rq, root); err != nil {
 		return h.fail(c, err)
 	}
-	q := &sqlb{}
-	from, call := q.call(fn, in.args(fn))
 	count := rq.prefer.Count != ""
+	q, single := buildCall(fn, in.args(fn), root, count)
+	if count {
+		rq.prefer.Apply("count", rq.prefer.Count)
+	}
+	var res result
+	// As PostgREST: only POST to a volatile function may write; anything
+	// else runs read-only (a write attempt is 405 through SQLSTATE 25006).
+	write := !read && fn.Volatile == 'v'
+	// Calls repeat by shape (the arguments are one JSON parameter): keep the plan, as reads do.
+	// Planning the dashboard's search statement cost about 0.4 ms of its 5.
+	st := q.stmt()
+	st.Prepare = true
+	err = h.run(rq, write, []pg.Stmt{st}, func(rs []*pgconn.Result) error {
+		var err error
+		if res, err = scanResult(rs[0]); err != nil {
+			return err
+		}
+		if rq.single && !fn.ReturnsVoid && res.page != 1 {
+			return errSingular(res.page)
+		}
+		return nil
+	})
+	if err != nil {
+		return h.fail(c, err)
+	}
+	if fn.ReturnsVoid {
+		return c.NoContent(http.StatusNoContent)
+	}
+	withBody := method != http.MethodHead
+	if single && fn.Result != nil {
+		// A function returning one row answers one object (as application/json), as PostgREST.
+		rq.object = true
+		if res.page != 1 {
+			return h.fail(c, errSingular(res.page))
+		}
+	}
+	if !single || fn.Result != nil {
+		return h.respondRows(rq, root.offset, res, http.StatusOK, withBody)
+	}
+	// One value is the range 0-0, of a total of 1 when a count was asked for.
+	hdr := c.Response().Header()
+	total := "*"
+	if count {
+		total = "1"
+	}
+	hdr.Set("Content-Range", "0-0/"+total)
+	rq.prefer.setApplied(hdr)
+	ctype := mediaJSON + "; charset=utf-8"
+	if rq.single {
+		ctype = mediaObject + "; charset=utf-8"
+	}
+	if !withBody {
+		hdr.Set(echo.HeaderContentType, ctype)
+		return c.NoContent(http.StatusOK)
+	}
+	if len(res.body) > h.cfg.MaxResponseBytes {
+		return h.fail(c, errResponseBytes(h.cfg.MaxResponseBytes))
+	}
+	return blob(c, http.StatusOK, ctype, res.body)
+}
+
+// buildCall is the one statement that calls fn with args and reads its result as root says
+// (select, filters, order, page), with the count of the result's rows when count is set. It
+// returns one row: the count (NULL without), the rows in the page and the body. single says
+// the answer is one value or one row, not an array.
+func buildCall(fn *Function, args map[string]json.RawMessage, root *node, count bool) (*sqlb, bool) {
+	q := &sqlb{}
+	from, call := q.call(fn, args)
 	single := false // one value or one row, answered without the array
 	switch {
 	case fn.ReturnsVoid:
@@ -212,60 +278,7 @@ func (h *Handler) rpc(c echo.Context) error {
 		}
 		q.WriteString(`1::bigint, COALESCE((SELECT to_json(` + call + `)` + from + `)::text, 'null')`)
 	}
-	if count {
-		rq.prefer.Apply("count", rq.prefer.Count)
-	}
-	var res result
-	// As PostgREST: only POST to a volatile function may write; anything
-	// else runs read-only (a write attempt is 405 through SQLSTATE 25006).
-	write := !read && fn.Volatile == 'v'
-	err = h.run(rq, write, []pg.Stmt{q.stmt()}, func(rs []*pgconn.Result) error {
-		var err error
-		if res, err = scanResult(rs[0]); err != nil {
-			return err
-		}
-		if rq.single && !fn.ReturnsVoid && res.page != 1 {
-			return errSingular(res.page)
-		}
-		return nil
-	})
-	if err != nil {
-		return h.fail(c, err)
-	}
-	if fn.ReturnsVoid {
-		return c.NoContent(http.StatusNoContent)
-	}
-	withBody := method != http.MethodHead
-	if single && fn.Result != nil {
-		// A function returning one row answers one object (as application/json), as PostgREST.
-		rq.object = true
-		if res.page != 1 {
-			return h.fail(c, errSingular(res.page))
-		}
-	}
-	if !single || fn.Result != nil {
-		return h.respondRows(rq, root.offset, res, http.StatusOK, withBody)
-	}
-	// One value is the range 0-0, of a total of 1 when a count was asked for.
-	hdr := c.Response().Header()
-	total := "*"
-	if count {
-		total = "1"
-	}
-	hdr.Set("Content-Range", "0-0/"+total)
-	rq.prefer.setApplied(hdr)
-	ctype := mediaJSON + "; charset=utf-8"
-	if rq.single {
-		ctype = mediaObject + "; charset=utf-8"
-	}
-	if !withBody {
-		hdr.Set(echo.HeaderContentType, ctype)
-		return c.NoContent(http.StatusOK)
-	}
-	if len(res.body) > h.cfg.MaxResponseBytes {
-		return h.fail(c, errResponseBytes(h.cfg.MaxResponseBytes))
-	}
-	return blob(c, http.StatusOK, ctype, res.body)
+	return q, single
 }
 
 // call returns what calls fn: from is " FROM json_to_record(…) AS "_"(…)", which reads the
