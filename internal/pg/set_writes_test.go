@@ -285,4 +285,17 @@ func TestTriggerHelpersRefuseCallers(t *testing.T) {
 	if revs := f.revisions(t, id); len(revs) != 1 {
 		t.Errorf("%d revisions after refused calls", len(revs))
 	}
+	// The per-row writers the statement triggers replaced are gone (024): they ran as the owner
+	// with EXECUTE granted to every signed-in user, and wrote whatever event or verdict they
+	// were handed.
+	for _, sql := range []string{
+		`select app.write_event($2, $1, 'reviewing', 'approved', $3, 'approve', 'forged', 'rpc')`,
+		`select app.write_verdict(p, 'approved', 'forged') from public.publications p where p.id = $1 and $2::uuid is not null and $3::uuid is not null`,
+	} {
+		for _, who := range []string{"editorA", "leadA"} {
+			if _, err := f.exec(who, sql, id, f.projA, f.users["reviewerA"]); sqlstate(err) != "42883" {
+				t.Errorf("%s as %s: %v, want 42883 (no such function)", sql, who, err)
+			}
+		}
+	}
 }
