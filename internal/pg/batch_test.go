@@ -246,6 +246,127 @@ func TestPreparedStatementsRecover(t *testing.T) {
 	}
 }
 
+// TestBatchedRequests: a connection's first request of a shape prepares its statements (a
+// pipeline); the next ones bind them as a batch without asking PostgreSQL to describe them
+// again. Both give the same results (values and columns, prepared and unnamed statements mixed),
+// the batch is one transaction that a failure undoes, an ended session is still refused, and a
+// row callback that stops a streamed answer closes the connection, after which the pool's next
+// connection answers.
+func TestBatchedRequests(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	own := db.Owner(t)
+	if _, err := own.Exec(ctx, `create table public.batched_probe (n int);
+		grant select, insert on public.batched_probe to authenticated`); err != nil {
+		t.Fatal(err)
+	}
+	var uid, sid string
+	if err := own.QueryRow(ctx, `insert into auth.users (email) values ('batched@example.test') returning id`).Scan(&uid); err != nil {
+		t.Fatal(err)
+	}
+	if err := own.QueryRow(ctx, `insert into auth.sessions (user_id) values ($1) returning id`, uid).Scan(&sid); err != nil {
+		t.Fatal(err)
+	}
+	user := pg.VerifiedCaller([]byte(`{"sub":"`+uid+`","role":"authenticated","session_id":"`+sid+`"}`), uid, sid)
+	pinned := pinnedPool(t, db)
+	on := func(fn func(*pgconn.PgConn) error) error {
+		pc, err := pinned.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pc.Release()
+		return fn(pc.Conn().PgConn())
+	}
+	count := func() string {
+		var n string
+		if err := own.QueryRow(ctx, `select count(*)::text from public.batched_probe`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	stmts := []pg.Stmt{
+		{SQL: `select auth.uid()::text as who, $1::int * 2 as twice`, Params: [][]byte{[]byte("21")}, Prepare: true},
+		{SQL: `select 'unnamed' as kind`},
+		{SQL: `select n from public.batched_probe order by n`, Prepare: true},
+	}
+	for i := range 3 { // the first request prepares, the others are batched
+		var got string
+		if err := on(func(c *pgconn.PgConn) error {
+			rs, err := pg.ExecAsCaller(ctx, c, user, true, false, stmts...)
+			if err != nil {
+				return err
+			}
+			for _, r := range rs {
+				for _, f := range r.FieldDescriptions {
+					got += f.Name + " "
+				}
+				for _, row := range r.Rows {
+					for _, v := range row {
+						got += string(v) + " "
+					}
+				}
+				got += r.CommandTag.String() + "; "
+			}
+			return nil
+		}); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		if want := "who twice " + uid + " 42 SELECT 1; kind unnamed SELECT 1; SELECT 0; "; got != want {
+			t.Fatalf("request %d: got %q, want %q", i, got, want)
+		}
+	}
+	insert := pg.Stmt{SQL: `insert into public.batched_probe values ($1)`, Params: [][]byte{[]byte("7")}, Prepare: true}
+	fail := pg.Stmt{SQL: `select 1 / $1::int`, Params: [][]byte{[]byte("0")}, Prepare: true}
+	for i := range 3 {
+		err := on(func(c *pgconn.PgConn) error {
+			_, err := pg.ExecAsCaller(ctx, c, user, false, false, insert, fail)
+			return err
+		})
+		if f, ok := pg.ErrorFields(err); !ok || f.Code != "22012" || count() != "0" {
+			t.Fatalf("request %d: %v and %s rows, want division by zero and none", i, err, count())
+		}
+	}
+	for i := range 2 {
+		var rows []string
+		stop := errors.New("enough")
+		err := on(func(c *pgconn.PgConn) error {
+			_, err := pg.StreamAsCaller(ctx, c, user, []pg.Stmt{{SQL: `select g::text from generate_series(1, 100000) g`, Prepare: true}},
+				func(row [][]byte) error {
+					rows = append(rows, string(row[0]))
+					if len(rows) == 3 {
+						return stop
+					}
+					return nil
+				})
+			return err
+		})
+		if err != stop || strings.Join(rows, ",") != "1,2,3" {
+			t.Fatalf("stream %d: %v after %v", i, err, rows)
+		}
+	}
+	if err := on(func(c *pgconn.PgConn) error {
+		rs, err := pg.ExecAsCaller(ctx, c, user, true, false, stmts[0])
+		if err == nil && string(rs[0].Rows[0][1]) != "42" {
+			err = errors.New("wrong answer " + string(rs[0].Rows[0][1]))
+		}
+		return err
+	}); err != nil {
+		t.Fatalf("after a stopped stream: %v", err)
+	}
+	if _, err := own.Exec(ctx, `delete from auth.sessions where id = $1`, sid); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if err := on(func(c *pgconn.PgConn) error {
+			_, err := pg.ExecAsCaller(ctx, c, user, true, false, stmts...)
+			return err
+		}); !errors.Is(err, pg.ErrSessionEnded) {
+			t.Fatalf("request %d after sign-out: %v, want pg.ErrSessionEnded", i, err)
+		}
+	}
+}
+
 // pinnedPool is a pool of one connection on db, closed when t ends: successive requests on it
 // use the very same connection.
 func pinnedPool(t *testing.T, db *pgtest.DB) *pgxpool.Pool {
