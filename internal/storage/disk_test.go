@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDiskOpenStaysInside plants symlinks in the media folder and asks Disk.Open for paths
@@ -76,5 +77,26 @@ func TestDiskOpenStaysInside(t *testing.T) {
 	// A missing object is ErrObjectNotFound (a 404), not a failure.
 	if _, err := d.Open(ctx, "proj/missing.png"); !errors.Is(err, ErrObjectNotFound) {
 		t.Errorf("missing object: %v, want ErrObjectNotFound", err)
+	}
+}
+
+// TestDiskETag: the validator is nginx's, the modification time in nanoseconds and the size in
+// hex, quoted; it changes with either.
+func TestDiskETag(t *testing.T) {
+	t.Parallel()
+	mod := time.Unix(1700000000, 123456789)
+	for _, tc := range []struct {
+		mod  time.Time
+		size int64
+		want string
+	}{
+		{mod, 100000, `"17979cfe3d85cd15-186a0"`},
+		{mod, 0, `"17979cfe3d85cd15-0"`},
+		{mod.Add(time.Nanosecond), 100000, `"17979cfe3d85cd16-186a0"`},
+		{time.Unix(1<<33, 0), 1<<62 - 1, `"7735940000000000-3fffffffffffffff"`},
+	} {
+		if got := diskETag(tc.mod, tc.size); got != tc.want {
+			t.Errorf("diskETag(%v, %d) = %s, want %s", tc.mod, tc.size, got, tc.want)
+		}
 	}
 }

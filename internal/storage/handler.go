@@ -215,37 +215,52 @@ func (h *Handler) callerSees(c echo.Context, key string) (string, *apiError) {
 // primary (see replicaMissedSession).
 func (h *Handler) visibleMime(ctx context.Context, caller pg.Caller, key string) (string, *apiError) {
 	pool := h.readPool(ctx)
-	ct, err := h.lookupMime(ctx, pool, caller, key)
+	ct, found, err := h.lookupMime(ctx, pool, caller, key)
 	if h.replicaMissedSession(pool, err) {
-		ct, err = h.lookupMime(pg.ReadPrimary(ctx), h.pool, caller, key)
+		ct, found, err = h.lookupMime(pg.ReadPrimary(ctx), h.pool, caller, key)
 	}
 	if err != nil {
 		return "", h.internal(ctx, "storage: read media row", err)
 	}
-	if ct == nil {
+	if !found {
 		return "", errNotFound
 	}
-	return *ct, nil
+	return ct, nil
 }
 
-// lookupMime reads the mime type of the row at key on pool, nil when the caller sees none. Role
-// switch and query go to the database as one pipelined round trip (an implicit transaction),
+// mediaMimeSQL reads the mime type of the media row at $1, under the caller's row-level security.
+const mediaMimeSQL = `select mime_type from public.media where storage_path = $1`
+
+// lookupMime reads the mime type of the row at key on pool; found is false when the caller sees
+// none. Role switch and query go to the database as one round trip (an implicit transaction),
 // because this query sits in front of every download; it is prepared once per connection, which
 // saved PostgreSQL about 45 µs of parsing and planning (under its policy) per download in
-// BenchmarkFloorDownload.
-func (h *Handler) lookupMime(ctx context.Context, pool *pgxpool.Pool, caller pg.Caller, key string) (*string, error) {
+// BenchmarkFloorDownload. The row is read in place rather than copied into a result, and a
+// type of the upload allow-list comes back as the list's own string (contentTypeOf).
+func (h *Handler) lookupMime(ctx context.Context, pool *pgxpool.Pool, caller pg.Caller, key string) (ct string, found bool, err error) {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
-		return nil, err
+		return "", false, err
 	}
 	defer conn.Release()
-	rs, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), caller, true, false,
-		pg.Stmt{SQL: `select mime_type from public.media where storage_path = $1`, Params: [][]byte{[]byte(key)}, Prepare: true})
-	if err != nil || len(rs[0].Rows) == 0 {
-		return nil, err
+	_, err = pg.StreamAsCaller(ctx, conn.Conn().PgConn(), caller,
+		[]pg.Stmt{{SQL: mediaMimeSQL, Params: [][]byte{[]byte(key)}, Prepare: true}},
+		func(row [][]byte) error {
+			ct, found = contentTypeOf(row[0]), true
+			return nil
+		})
+	if err != nil {
+		return "", false, err
 	}
-	ct := string(rs[0].Rows[0][0])
-	return &ct, nil
+	return ct, found, nil
+}
+
+// contentTypeOf is b as a string, without copying it when it is one of safeTypes.
+func contentTypeOf(b []byte) string {
+	if v, ok := safeTypeHeader[string(b)]; ok {
+		return v[0]
+	}
+	return string(b)
 }
 
 // readPool is the pool of a read-only operation (download, exists, info, list, signing): a read
