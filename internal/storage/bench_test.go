@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/labstack/echo/v4"
 )
 
 // BenchmarkFloorDownload compares an authenticated download of a 100 kB image (token
@@ -47,6 +49,42 @@ func BenchmarkFloorSignedDownload(b *testing.B) {
 	url := ev.srv.URL + "/storage/v1/object/sign/media/" + key + "?token=" + token
 	alternate(b, ev, size, func() *http.Request {
 		hr, _ := http.NewRequest(http.MethodGet, url, nil)
+		return hr
+	}, plain)
+}
+
+// BenchmarkDownloadRoundTripBound is what one database round trip adds to serving a file, on
+// its own: http.ServeFile behind an Echo route that first runs a trivial statement (select 1)
+// on a pooled connection, with the request headers an authenticated download carries (not
+// checked), against the floor of BenchmarkFloorDownload. The authenticated download cannot cost
+// less than this, so its ratios tell how much of BenchmarkFloorDownload's gap is the round trip
+// itself (the database's wake-up, the handler parking and being woken, net/http's background
+// read running meanwhile) rather than anything the handler or its statements do.
+//
+//	go test ./internal/storage -run '^$' -bench DownloadRoundTripBound -benchtime 5s
+func BenchmarkDownloadRoundTripBound(b *testing.B) {
+	ev, key, size, plain := downloadFixture(b)
+	file := filepath.Join(ev.backend.(*Disk).root.Name(), filepath.FromSlash(key))
+	e := echo.New()
+	e.GET("/rtt", func(c echo.Context) error {
+		ctx := c.Request().Context()
+		conn, err := ev.db.Pool.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = conn.Conn().PgConn().ExecParams(ctx, "select 1", nil, nil, nil, nil).Close()
+		conn.Release()
+		if err != nil {
+			return err
+		}
+		http.ServeFile(c.Response().Writer, c.Request(), file) // the raw writer, for sendfile
+		return nil
+	})
+	srv := httptest.NewServer(e)
+	b.Cleanup(srv.Close)
+	alternate(b, ev, size, func() *http.Request {
+		hr, _ := http.NewRequest(http.MethodGet, srv.URL+"/rtt", nil)
+		ev.authorize(hr, req{user: "viewerA"})
 		return hr
 	}, plain)
 }
