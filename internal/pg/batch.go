@@ -136,8 +136,10 @@ func allPrepared(names map[string]*pgconn.StatementDescription, n int, stmt func
 // unnamed one is parsed first), then one Sync, so they run as one implicit transaction. A
 // prepared statement is bound with the description PostgreSQL gave when it was prepared, so
 // PostgreSQL does not describe its result again and the answer carries no row description to
-// decode: against the pipeline (which also queues every request and result in lists) that
-// saved about 20 allocations per download. Results and errors are as pipelined gives them.
+// decode. Against the pipeline (which also queues every request and result in lists) that
+// took PostgreSQL's CPU per authenticated download from 68-91 to 61-74 µs and the media
+// lookup's allocations from 34 to 27 (BenchmarkDownloadParts). Results and errors are as
+// pipelined gives them; a statement is never prepared here.
 func batched(ctx context.Context, conn *pgconn.PgConn, names map[string]*pgconn.StatementDescription, n int, stmt func(int) Stmt, each func([][]byte) error) ([]*pgconn.Result, error) {
 	var b pgconn.Batch
 	for i := range n {
