@@ -98,8 +98,16 @@ func BenchmarkFloorRESTPublication(b *testing.B) {
 	ctx := context.Background()
 	e := echo.New()
 	f.h.Mount(e.Group("/rest/v1"))
+	// The in-process request is built as the service's in-process callers build theirs
+	// (internal/client.InProcess, behind MCP): http.NewRequestWithContext, not httptest.NewRequest,
+	// which parses a request text through a new 4 KB bufio.Reader (3.7 µs of the 25 µs of CPU
+	// our side's goroutine spent per read, and a third of its bytes allocated).
 	newRequest := func() *http.Request {
-		req := httptest.NewRequest(http.MethodGet, "/rest/v1"+path, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "/rest/v1"+path, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.RemoteAddr = "192.0.2.1:1234"
 		req.Header.Set("apikey", testKey)
 		req.Header.Set("Authorization", "Bearer user:"+f.users[user])
 		return req
@@ -116,9 +124,12 @@ func BenchmarkFloorRESTPublication(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	rec := httptest.NewRecorder()
+	// Our answer goes to a recorder whose body buffer is reused, as the floor's is.
+	var oursBody bytes.Buffer
+	var rec *httptest.ResponseRecorder
 	inProcess := func() {
-		rec = httptest.NewRecorder()
+		oursBody.Reset()
+		rec = &httptest.ResponseRecorder{HeaderMap: make(http.Header), Body: &oursBody, Code: http.StatusOK}
 		e.ServeHTTP(rec, newRequest())
 		if rec.Code != http.StatusOK {
 			b.Fatalf("status %d: %s", rec.Code, rec.Body)
