@@ -129,7 +129,8 @@ func BenchmarkFloorRESTPublication(b *testing.B) {
 	var rec *httptest.ResponseRecorder
 	inProcess := func() {
 		oursBody.Reset()
-		rec = &httptest.ResponseRecorder{HeaderMap: make(http.Header), Body: &oursBody, Code: http.StatusOK}
+		rec = httptest.NewRecorder()
+		rec.Body = &oursBody
 		e.ServeHTTP(rec, newRequest())
 		if rec.Code != http.StatusOK {
 			b.Fatalf("status %d: %s", rec.Code, rec.Body)
