@@ -341,7 +341,7 @@ func ArrayLiteral(vals []string) string {
 		n += len(v) + 3
 	}
 	var b strings.Builder
-	b.Grow(n + n/8) // room for a few escapes: one allocation on every request's setup
+	b.Grow(n + n/8) // room for a few escapes: one allocation
 	b.WriteByte('{')
 	for i, v := range vals {
 		if i > 0 {

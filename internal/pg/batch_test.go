@@ -152,7 +152,7 @@ func TestExecAsCaller(t *testing.T) {
 	})
 }
 
-// TestArrayLiteral: the text[] literal of the settings' keys and values quotes every element
+// TestArrayLiteral: the text[] literal of a list (REST's in.() values) quotes every element
 // and escapes quotes and backslashes only; multi-byte text passes whole, and invalid UTF-8
 // becomes U+FFFD (PostgreSQL would refuse the raw bytes).
 func TestArrayLiteral(t *testing.T) {

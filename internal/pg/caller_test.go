@@ -3,6 +3,8 @@ package pg_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -43,6 +45,42 @@ func TestSetupSettings(t *testing.T) {
 	}
 	if role != pg.LoginRole || method != "" {
 		t.Fatalf("after the transaction: role %q, request.method %q leaked", role, method)
+	}
+}
+
+// TestSetupManySettings: every further setting is in force, however many a caller sets: up to
+// the setup texts made in advance and past them, read-only or not.
+func TestSetupManySettings(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	conn, err := db.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	for _, n := range []int{1, 2, 8, 9, 12} {
+		for _, readOnly := range []bool{false, true} {
+			settings := map[string]string{}
+			var probe strings.Builder
+			probe.WriteString(`select concat_ws(' ', current_setting('transaction_read_only')`)
+			want := map[bool]string{false: "off", true: "on"}[readOnly]
+			for i := range n {
+				k := fmt.Sprintf("masthead.test_%d", i)
+				settings[k] = fmt.Sprintf("v%d'%d", i, n)
+				probe.WriteString(", current_setting('" + k + "')")
+				want += " " + settings[k]
+			}
+			probe.WriteString(")")
+			c := pg.Caller{Role: pg.RoleAnon, Claims: []byte(`{"role":"anon"}`), Settings: settings}
+			rs, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), c, readOnly, false, pg.Stmt{SQL: probe.String()})
+			if err != nil {
+				t.Fatalf("%d settings, read-only %v: %v", n, readOnly, err)
+			}
+			if got := string(rs[0].Rows[0][0]); got != want {
+				t.Errorf("%d settings, read-only %v: got %q, want %q", n, readOnly, got, want)
+			}
+		}
 	}
 }
 

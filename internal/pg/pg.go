@@ -10,6 +10,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -121,33 +124,57 @@ func OpenWith(ctx context.Context, url string, opts Options) (*pgxpool.Pool, err
 //     request.jwt.claim.sub and the session is checked from them, so PostgreSQL parses the claims
 //     JSON neither in the check nor in auth.uid() (migration 019); each parse of ~450 bytes of
 //     claims cost about 11 µs (half of check_session's 22 µs, measured in a loop);
-//   - without further settings (every download, most reads), no unnest of two empty arrays,
-//     which cost PostgreSQL about 8 µs a request (32.7 → 24.8 µs per setup pipeline on one
-//     connection, 60,000 pipelines); a read-only pipeline sets transaction_read_only by itself.
+//   - a read-only pipeline sets transaction_read_only by itself;
+//   - further settings are one set_config($k, $v, true) per setting, name and value both
+//     parameters, so the text depends only on how many there are. They were one count over an
+//     unnest of two text[] literals, which cost PostgreSQL about 4 µs more for REST's five
+//     settings (5.8 against 1.9 µs in pg_stat_statements, same loop) and Go the quoting of the
+//     literals (every quote of request.headers' JSON escaped again).
 //
-// Together they took BenchmarkFloorDownload's PostgreSQL CPU from 108–117 to 85–107 µs a
+// The first two took BenchmarkFloorDownload's PostgreSQL CPU from 108–117 to 85–107 µs a
 // download (both builds run in turn, -benchtime 5s, on a shared 2-core machine).
 const (
 	setupRole        = `select set_config('role', $1, true), `
 	setupCheckClaims = `app.check_session(set_config('request.jwt.claims', $2, true))`
 	setupCheckIDs    = `app.check_session(set_config('request.jwt.claims', $2, true), set_config('request.jwt.claim.sub', $3, true), $4)`
 	setupReadOnly    = `, set_config('transaction_read_only', 'on', true)`
-	setupUnnest      = `,
-  (select count(set_config(k, v, true)) from unnest($%d::text[], $%d::text[]) as s(k, v))`
 )
 
-// setupTexts[ids][kind]: kind 0 no settings, 1 read-only only, 2 settings unnested.
-var setupTexts = func() (t [2][3]string) {
-	for ids, check := range []string{setupCheckClaims, setupCheckIDs} {
-		next := 3 + 2*ids // the first parameter after the check's
-		t[ids] = [3]string{
-			setupRole + check,
-			setupRole + check + setupReadOnly,
-			setupRole + check + fmt.Sprintf(setupUnnest, next, next+1),
+// setupTextsMax is the most further settings whose setup texts are made in advance; a caller
+// with more gets its text built on each request (still one prepared statement per count).
+const setupTextsMax = 8
+
+// setupTexts[ids][readOnly][n]: the setup with the sub and session_id (ids 1) or not, with
+// transaction_read_only or not, and n further settings.
+var setupTexts = func() (t [2][2][setupTextsMax + 1]string) {
+	for ids := range 2 {
+		for ro := range 2 {
+			for n := range setupTextsMax + 1 {
+				t[ids][ro][n] = setupText(ids, ro == 1, n)
+			}
 		}
 	}
 	return t
 }()
+
+func setupText(ids int, readOnly bool, n int) string {
+	var b strings.Builder
+	b.WriteString(setupRole)
+	next := 3 // the first parameter after the check's
+	if ids == 1 {
+		b.WriteString(setupCheckIDs)
+		next = 5
+	} else {
+		b.WriteString(setupCheckClaims)
+	}
+	if readOnly {
+		b.WriteString(setupReadOnly)
+	}
+	for i := range n {
+		fmt.Fprintf(&b, ", set_config($%d, $%d, true)", next+2*i, next+2*i+1)
+	}
+	return b.String()
+}
 
 // setup returns the setup text for c and its text parameters; readOnly adds
 // transaction_read_only for a pipeline that has no BEGIN of its own.
@@ -156,29 +183,44 @@ func setup(c Caller, readOnly bool) (string, [][]byte) {
 	if len(claims) == 0 {
 		claims = json.RawMessage("{}")
 	}
-	params := make([][]byte, 2, 6)
+	params := make([][]byte, 2, 4+2*len(c.Settings))
 	params[0], params[1] = roleBytes(c.Role), claims
 	ids := 0
 	if c.SessionID != "" {
 		ids = 1
 		params = append(params, []byte(c.Subject), []byte(c.SessionID))
 	}
-	switch {
-	case len(c.Settings) == 0 && !readOnly:
-		return setupTexts[ids][0], params
-	case len(c.Settings) == 0:
-		return setupTexts[ids][1], params
-	}
-	keys := make([]string, 0, len(c.Settings)+1)
-	vals := make([]string, 0, len(c.Settings)+1)
-	if readOnly {
-		keys, vals = append(keys, "transaction_read_only"), append(vals, "on")
-	}
 	for k, v := range c.Settings {
-		keys, vals = append(keys, k), append(vals, v)
+		params = append(params, settingName(k), []byte(v))
 	}
-	params = append(params, []byte(ArrayLiteral(keys)), []byte(ArrayLiteral(vals)))
-	return setupTexts[ids][2], params
+	ro := 0
+	if readOnly {
+		ro = 1
+	}
+	if n := len(c.Settings); n > setupTextsMax {
+		return setupText(ids, readOnly, n), params
+	}
+	return setupTexts[ids][ro][len(c.Settings)], params
+}
+
+// settingNames are the names of the settings callers have set, as setup parameters, so that a
+// request does not copy each name to the heap. Names are the callers' constants, never input;
+// the cache is bounded all the same.
+var settingNames sync.Map // string → []byte
+
+var settingNamesCount atomic.Int32
+
+func settingName(k string) []byte {
+	if b, ok := settingNames.Load(k); ok {
+		return b.([]byte)
+	}
+	b := []byte(k)
+	if settingNamesCount.Load() < 256 {
+		if _, loaded := settingNames.LoadOrStore(k, b); !loaded {
+			settingNamesCount.Add(1)
+		}
+	}
+	return b
 }
 
 // WithCaller runs fn in one transaction as c. The transaction commits when fn returns nil and

@@ -16,12 +16,12 @@ import (
 
 // acquire takes a slot of the caller's share of the pool and then a pooled connection, waiting
 // at most PoolShareWait and AcquireTimeout: a caller over their share, or a saturated pool,
-// answers 503 PGRST003 rather than queueing forever. release gives both back.
+// answers 503 PGRST003 rather than queueing forever. h.release gives both back.
 // A read (GET or HEAD) takes its connection from ReadPool when one is configured; replica then
 // says it came from elsewhere than the handler's own pool.
-func (h *Handler) acquire(rq *request) (conn *pgxpool.Conn, release func(), replica bool, err error) {
+func (h *Handler) acquire(rq *request) (conn *pgxpool.Conn, sh *share, replica bool, err error) {
 	ctx := rq.c.Request().Context()
-	leave, err := h.shares.take(ctx, shareKey(rq))
+	sh, err = h.shares.take(ctx, shareKey(rq))
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -31,10 +31,16 @@ func (h *Handler) acquire(rq *request) (conn *pgxpool.Conn, release func(), repl
 	}
 	conn, err = h.pooled(ctx, pool)
 	if err != nil {
-		leave()
+		h.shares.give(sh)
 		return nil, nil, false, err
 	}
-	return conn, func() { conn.Release(); leave() }, pool != h.pool, nil
+	return conn, sh, pool != h.pool, nil
+}
+
+// release gives back what acquire took.
+func (h *Handler) release(conn *pgxpool.Conn, sh *share) {
+	conn.Release()
+	h.shares.give(sh)
 }
 
 // retryOnPrimary says whether err, met on a read replica, must be asked of the primary again: a
@@ -147,18 +153,17 @@ func lowerByte(c byte) byte {
 // *Error), which rolls everything back.
 func (h *Handler) run(rq *request, write bool, stmts []pg.Stmt, check func([]*pgconn.Result) error) error {
 	ctx := rq.c.Request().Context()
-	conn, release, replica, err := h.acquire(rq)
+	conn, sh, replica, err := h.acquire(rq)
 	if err != nil {
 		return err
 	}
-	defer func() { release() }()
 	pc := conn.Conn().PgConn()
 	results, err := pg.ExecAsCaller(ctx, pc, h.callerFor(rq), !write, write, stmts...)
 	if retryOnPrimary(rq, replica, err) {
-		release()
-		release = func() {}
+		h.release(conn, sh)
 		return h.run(rq, write, stmts, check)
 	}
+	defer h.release(conn, sh)
 	if err != nil {
 		return h.dbError(rq, err)
 	}
@@ -178,12 +183,12 @@ func (h *Handler) run(rq *request, write bool, stmts []pg.Stmt, check func([]*pg
 // to each as it arrives (see pg.StreamAsCaller); the results of the statements before it are
 // returned. An error from each stops the statement and is returned as is.
 func (h *Handler) stream(rq *request, stmts []pg.Stmt, each func(row [][]byte) error) ([]*pgconn.Result, error) {
-	conn, release, replica, err := h.acquire(rq)
+	conn, sh, replica, err := h.acquire(rq)
 	if err != nil {
 		return nil, err
 	}
 	rs, err := pg.StreamAsCaller(rq.c.Request().Context(), conn.Conn().PgConn(), h.callerFor(rq), stmts, each)
-	release()
+	h.release(conn, sh)
 	if retryOnPrimary(rq, replica, err) {
 		return h.stream(rq, stmts, each)
 	}

@@ -264,8 +264,30 @@ func (h *Handler) fail(c echo.Context, err error) error {
 }
 
 // blob writes a body with its length, so a response is sent in one piece
-// rather than chunked.
+// rather than chunked. As echo's Blob, it keeps a Content-Type set before.
 func blob(c echo.Context, status int, ctype string, body []byte) error {
-	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
-	return c.Blob(status, ctype, body)
+	r := c.Response()
+	hdr := r.Header()
+	if hdr.Get(echo.HeaderContentType) == "" {
+		if v, ok := contentTypes[ctype]; ok {
+			hdr[echo.HeaderContentType] = v
+		} else {
+			hdr.Set(echo.HeaderContentType, ctype)
+		}
+	}
+	hdr[echo.HeaderContentLength] = []string{strconv.Itoa(len(body))}
+	r.WriteHeader(status)
+	_, err := r.Write(body)
+	return err
 }
+
+// contentTypes are the usual Content-Type values as header values: shared slices of capacity
+// one (an Add elsewhere copies rather than writes into them), assigned under the canonical name
+// as Header.Set would store them, without a slice allocated per response.
+var contentTypes = func() map[string][]string {
+	m := map[string][]string{}
+	for _, t := range []string{mediaJSON, mediaObject, mediaCSV} {
+		m[t+"; charset=utf-8"] = []string{t + "; charset=utf-8"}
+	}
+	return m
+}()

@@ -38,8 +38,10 @@ func newShares(per int, wait time.Duration) *shares {
 	return &shares{per: per, wait: wait, slots: map[string]*share{}}
 }
 
-// take waits for a slot of key's share and returns its release, or PGRST003 naming the limit.
-func (s *shares) take(ctx context.Context, key string) (func(), error) {
+// take waits for a slot of key's share and returns the share, to be given back with give, or
+// PGRST003 naming the limit. (A share rather than a release func: the closures were two
+// allocations on every request.)
+func (s *shares) take(ctx context.Context, key string) (*share, error) {
 	s.mu.Lock()
 	sh := s.slots[key]
 	if sh == nil {
@@ -55,26 +57,21 @@ func (s *shares) take(ctx context.Context, key string) (func(), error) {
 	}
 	sh.users++
 	s.mu.Unlock()
-	leave := func() {
-		s.mu.Lock()
-		sh.users--
-		s.mu.Unlock()
-	}
 	select {
 	case sh.sem <- struct{}{}:
-		return func() { <-sh.sem; leave() }, nil
+		return sh, nil
 	default:
 	}
 	t := time.NewTimer(s.wait)
 	defer t.Stop()
 	select {
 	case sh.sem <- struct{}{}:
-		return func() { <-sh.sem; leave() }, nil
+		return sh, nil
 	case <-ctx.Done():
-		leave()
+		s.leave(sh)
 		return nil, ctx.Err()
 	case <-t.C:
-		leave()
+		s.leave(sh)
 		return nil, &Error{Status: http.StatusServiceUnavailable, Code: "PGRST003",
 			Message: "Timed out acquiring connection from connection pool.",
 			Details: fmt.Sprintf("You already have %d requests running against the database, the most one caller may (MASTHEAD_POOL_SHARE); this one waited %s (MASTHEAD_POOL_SHARE_WAIT).", s.per, s.wait),
@@ -82,32 +79,46 @@ func (s *shares) take(ctx context.Context, key string) (func(), error) {
 	}
 }
 
+// give returns the slot take gave.
+func (s *shares) give(sh *share) {
+	<-sh.sem
+	s.leave(sh)
+}
+
+func (s *shares) leave(sh *share) {
+	s.mu.Lock()
+	sh.users--
+	s.mu.Unlock()
+}
+
 // shareKey names the caller whose share a request draws on: the user for a signed-in caller
 // (all their sessions and apps together), the client address for anonymous ones.
 func shareKey(rq *request) string {
 	if rq.caller.Role != pg.RoleAnon {
-		if sub := subjects.of(rq.caller.Claims); sub != "" {
-			return "user:" + sub
+		if key := subjects.of(rq.caller.Claims); key != "" {
+			return key
 		}
 	}
 	return "addr:" + rq.c.RealIP()
 }
 
-// subjects remembers the subject of claims seen lately: one token's claims arrive with every
-// request it makes, and decoding them each time cost more than the rest of shareKey.
+// subjects remembers the share key ("user:" and the subject) of claims seen lately: one
+// token's claims arrive with every request it makes, and decoding them each time cost more
+// than the rest of shareKey.
 var subjects subjectCache
 
 type subjectCache struct {
 	mu   sync.Mutex
-	subs map[string]string
+	keys map[string]string
 }
 
+// of is the share key of claims, or "" when they name no subject.
 func (c *subjectCache) of(claims []byte) string {
 	c.mu.Lock()
-	sub, ok := c.subs[string(claims)]
+	key, ok := c.keys[string(claims)]
 	c.mu.Unlock()
 	if ok {
-		return sub
+		return key
 	}
 	var v struct {
 		Sub string `json:"sub"`
@@ -115,13 +126,16 @@ func (c *subjectCache) of(claims []byte) string {
 	if json.Unmarshal(claims, &v) != nil {
 		return ""
 	}
+	if v.Sub != "" {
+		key = "user:" + v.Sub
+	}
 	if len(claims) <= 4096 {
 		c.mu.Lock()
-		if c.subs == nil || len(c.subs) >= 4096 {
-			c.subs = make(map[string]string, 64)
+		if c.keys == nil || len(c.keys) >= 4096 {
+			c.keys = make(map[string]string, 64)
 		}
-		c.subs[string(claims)] = v.Sub
+		c.keys[string(claims)] = key
 		c.mu.Unlock()
 	}
-	return v.Sub
+	return key
 }
