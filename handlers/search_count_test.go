@@ -79,4 +79,25 @@ func TestQueueSearchCounts(t *testing.T) {
 			t.Errorf("%s: next page link %v, want %v", c.path, got, c.next)
 		}
 	}
+
+	// The estimate is asked for once per person and search (client.EstimateTTL): the next page
+	// of the same search makes one service call fewer than the first page of another, and
+	// another person asks for their own.
+	calls := func(b *browser, path string) int64 {
+		t.Helper()
+		before := s.calls.Load()
+		if st := b.fetch(path); st != http.StatusOK {
+			t.Fatalf("%s: %d", path, st)
+		}
+		return s.calls.Load() - before
+	}
+	first := calls(b, "/p/northwind/queue?status=draft&q=capword")
+	if next := calls(b, "/p/northwind/queue?status=draft&q=capword&page=2"); next != first-1 {
+		t.Errorf("the next page of a search made %d service calls, want %d (one fewer than the first's %d)", next, first-1, first)
+	}
+	other := s.browser(t)
+	other.login("reviewer@northwind.test")
+	if got := calls(other, "/p/northwind/queue?status=draft&q=capword&page=2"); got != first {
+		t.Errorf("another person's page made %d service calls, want %d (their own estimate)", got, first)
+	}
 }

@@ -64,7 +64,7 @@ type QueueCount struct {
 // before its cap) and asks for no more matches than the end of the page or SearchExact, so a
 // common phrase costs a walk to the page, not through the project. When that many match there
 // are more, and search_estimate counts them: exactly up to SearchCap+1 for a rare phrase, about
-// for a common one.
+// for a common one (an estimate is kept for EstimateTTL, so the next pages do not ask again).
 func (c *Client) Queue(ctx context.Context, accessToken string, f QueueFilter) ([]Publication, QueueCount, error) {
 	t := strings.TrimSpace(f.Text)
 	var args map[string]any
@@ -97,11 +97,8 @@ func (c *Client) Queue(ctx context.Context, accessToken string, f QueueFilter) (
 		return out, n, nil
 	}
 	delete(args, "max_rows")
-	var est struct {
-		Total int  `json:"total"`
-		Exact bool `json:"exact"`
-	}
-	if err := c.RPC(ctx, accessToken, "search_estimate", args, &est); err != nil {
+	est, err := c.searchEstimate(ctx, accessToken, args)
+	if err != nil {
 		return nil, QueueCount{}, err
 	}
 	if est.Exact {
