@@ -127,7 +127,7 @@ func (a *App) queue(c echo.Context) error {
 		f.ScheduledTo = t.AddDate(0, 0, 1)
 	}
 	var rows []client.Publication
-	var total int
+	var total client.QueueCount
 	var seen *time.Time
 	var golive map[string]client.ReadinessSummary
 	err = a.call(c, func(token string) error {
@@ -194,7 +194,7 @@ func queueFilters(pc *projectContext, q queueQuery) pages.QueueFilters {
 	return f
 }
 
-func (a *App) queueResults(pc *projectContext, q queueQuery, rows []client.Publication, total int) pages.QueueResults {
+func (a *App) queueResults(pc *projectContext, q queueQuery, rows []client.Publication, count client.QueueCount) pages.QueueResults {
 	slug := pc.project.Slug
 	r := pages.QueueResults{Heading: "In review"}
 	if q.Status == "all" {
@@ -202,18 +202,17 @@ func (a *App) queueResults(pc *projectContext, q queueQuery, rows []client.Publi
 	} else {
 		r.Heading = statusLabels[q.Status]
 	}
-	// A search counts its matches up to client.SearchCap (past it, "more than"), and pages
-	// only that far.
-	more := total > client.SearchCap
-	total = min(total, client.SearchCap)
-	of := thousands(total)
-	if more {
-		of = "more than " + of
+	// A rare phrase's matches are counted up to client.SearchCap (past it, "more than", paged only
+	// that far); a common phrase's are estimated ("about").
+	of, n := countWords(count)
+	last := max(1, (n+pageSize-1)/pageSize)
+	if !count.Exact {
+		// An estimate comes only when more matched than the end of this page (client.Queue).
+		last = max(last, q.Page+1)
 	}
-	last := max(1, (total+pageSize-1)/pageSize)
 	first := (q.Page-1)*pageSize + 1
 	switch {
-	case total <= 0:
+	case n <= 0:
 		r.Summary = "No publications match."
 		r.Empty = "Nothing here. Try another status or clear the filters."
 		if q.Status == "reviewing" && q.Text == "" && q.Collection == "" && q.Author == "" && q.From == "" && q.To == "" {
@@ -233,12 +232,39 @@ func (a *App) queueResults(pc *projectContext, q queueQuery, rows []client.Publi
 	}
 	if last > 1 {
 		r.Pages = "Page " + thousands(q.Page) + " of " + thousands(last)
+		if !count.Exact {
+			r.Pages = "Page " + thousands(q.Page) + " of about " + thousands(last)
+		}
 	}
 	r.Announce = r.Heading + ": " + r.Summary
 	for _, p := range rows {
 		r.Rows = append(r.Rows, queueRow(pc, p))
 	}
 	return r
+}
+
+// countWords says how many publications match, as the summary words it ("1,234", "more than
+// 1,000", "about 9,900"), and the number to page by.
+func countWords(c client.QueueCount) (string, int) {
+	switch {
+	case !c.Exact:
+		n := roughly(c.N)
+		return "about " + thousands(n), n
+	case c.N > client.SearchCap:
+		return "more than " + thousands(client.SearchCap), client.SearchCap
+	default:
+		return thousands(c.N), c.N
+	}
+}
+
+// roughly rounds an estimate to two significant figures (9,987 → 10,000; 2,798 → 2,800), so it
+// does not read as a count.
+func roughly(n int) int {
+	unit := 1
+	for n/unit >= 100 {
+		unit *= 10
+	}
+	return (n + unit/2) / unit * unit
 }
 
 func queueRow(pc *projectContext, p client.Publication) pages.QueueRow {

@@ -15,11 +15,13 @@ import (
 )
 
 // Client talks to one service. It is safe for concurrent use and holds no user state: the
-// caller's token is passed to every method, so one Client serves every signed-in user.
+// caller's token is passed to every method, so one Client serves every signed-in user. (It
+// keeps search estimates for a few seconds, by token: see EstimateTTL.)
 type Client struct {
-	base *url.URL
-	key  string
-	hc   *http.Client
+	base      *url.URL
+	key       string
+	hc        *http.Client
+	estimates estimates
 }
 
 // New returns a Client for the service at baseURL (e.g. http://127.0.0.1:8080) that sends

@@ -38,20 +38,41 @@ type QueueFilter struct {
 	Limit  int
 }
 
-// SearchCap is how many matches of a text search Queue counts and pages through: past it the
-// total it returns is SearchCap+1, meaning "more than SearchCap". A phrase in every row then
-// costs the database a page's worth of work, not a whole project's.
+// SearchCap is how far the queue counts the matches of a rare phrase (one served by the trigram
+// index): past it the count is SearchCap+1, meaning "more than SearchCap".
 const SearchCap = 1000
 
-// Queue returns one page of publications matching f, newest first, with the total count (for a
-// text search at most SearchCap+1). Each row embeds its author, collection, promos (with their
-// channel's limits, to judge readiness) and its latest status event (to say how long it has been
-// in its status).
-func (c *Client) Queue(ctx context.Context, accessToken string, f QueueFilter) ([]Publication, int, error) {
+// SearchExact is how many matches a text search in the queue walks at least, for an exact
+// count where it is cheap: a phrase with fewer matches than this, or than the end of the page
+// asked for, is counted exactly by the page's own statement.
+const SearchExact = 100
+
+// QueueCount is how many publications match a queue's filters.
+type QueueCount struct {
+	N int
+	// Exact is false when N is an estimate (a common phrase: search_estimate), to be shown as
+	// about N. An exact N past SearchCap means "more than SearchCap".
+	Exact bool
+}
+
+// Queue returns one page of publications matching f, newest first (created_at, then id: pages
+// never share or skip a row), with their count. Each row embeds its author, collection, promos
+// (with their channel's limits, to judge readiness) and its latest status event (to say how
+// long it has been in its status).
+//
+// A text search goes through search_publications with the filters as its arguments (applied
+// before its cap) and asks for no more matches than the end of the page or SearchExact, so a
+// common phrase costs a walk to the page, not through the project. When that many match there
+// are more, and search_estimate counts them: exactly up to SearchCap+1 for a rare phrase, about
+// for a common one (an estimate is kept for EstimateTTL, so the next pages do not ask again).
+func (c *Client) Queue(ctx context.Context, accessToken string, f QueueFilter) ([]Publication, QueueCount, error) {
+	t := strings.TrimSpace(f.Text)
+	var args map[string]any
 	q := From("publications")
-	if t := strings.TrimSpace(f.Text); t != "" {
-		// Matches are counted up to SearchCap and one more, which says "more than".
-		q = FromRPC("search_publications", map[string]any{"phrase": t, "project": f.ProjectID, "max_rows": SearchCap + 1})
+	if t != "" {
+		args = searchArgs(t, f)
+		args["max_rows"] = max(f.Offset+f.Limit, SearchExact) + 1
+		q = FromRPC("search_publications", args)
 	}
 	q.Select("id,project_id,title,slug,status,version,created_at,updated_at,scheduled_for,"+
 		"author:profiles!author_id(display_name),collection:collections(id,name),"+
@@ -63,6 +84,32 @@ func (c *Client) Queue(ctx context.Context, accessToken string, f QueueFilter) (
 		Param("status_events.limit", "1").
 		Range(f.Offset, f.Limit).
 		Count()
+	if t == "" {
+		f.filter(q)
+	}
+	var out []Publication
+	res, err := c.Get(ctx, accessToken, q, &out)
+	if err != nil {
+		return nil, QueueCount{}, err
+	}
+	n := QueueCount{N: res.Total, Exact: true}
+	if t == "" || n.N < args["max_rows"].(int) {
+		return out, n, nil
+	}
+	delete(args, "max_rows")
+	est, err := c.searchEstimate(ctx, accessToken, args)
+	if err != nil {
+		return nil, QueueCount{}, err
+	}
+	if est.Exact {
+		return out, QueueCount{N: est.Total, Exact: true}, nil
+	}
+	// An estimate below what the walk found is wrong by at least the difference.
+	return out, QueueCount{N: max(est.Total, n.N), Exact: false}, nil
+}
+
+// filter adds f's filters other than the project and the text to q (a read of publications).
+func (f QueueFilter) filter(q *Query) {
 	switch len(f.Statuses) {
 	case 0:
 	case 1:
@@ -85,9 +132,27 @@ func (c *Client) Queue(ctx context.Context, accessToken string, f QueueFilter) (
 	if !f.ScheduledTo.IsZero() {
 		q.Filter("scheduled_for", "lt", f.ScheduledTo.UTC().Format(time.RFC3339))
 	}
-	var out []Publication
-	res, err := c.Get(ctx, accessToken, q, &out)
-	return out, res.Total, err
+}
+
+// searchArgs are the arguments of search_publications and search_estimate for text and f's
+// filters (migration 026): only those set, the others default to "any".
+func searchArgs(text string, f QueueFilter) map[string]any {
+	args := map[string]any{"phrase": text, "project": f.ProjectID}
+	if len(f.Statuses) > 0 {
+		args["statuses"] = f.Statuses
+	}
+	for k, v := range map[string]string{"collection": f.CollectionID, "author": f.AuthorID, "not_author": f.NotAuthorID} {
+		if v != "" {
+			args[k] = v
+		}
+	}
+	if !f.ScheduledFrom.IsZero() {
+		args["scheduled_from"] = f.ScheduledFrom.UTC().Format(time.RFC3339)
+	}
+	if !f.ScheduledTo.IsZero() {
+		args["scheduled_to"] = f.ScheduledTo.UTC().Format(time.RFC3339)
+	}
+	return args
 }
 
 // likePattern turns search text into an ilike pattern that matches it anywhere: LIKE's own

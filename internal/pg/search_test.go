@@ -119,7 +119,8 @@ func TestSearchPlanUsesTrigramIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	var lines []string
-	rows, err := tx.Query(ctx, "explain "+body, "%lighthouse%", nil, 1001)
+	// $4 to $9, the queue's filters (026), are null: any.
+	rows, err := tx.Query(ctx, "explain "+body, "%lighthouse%", nil, 1001, nil, nil, nil, nil, nil, nil)
 	if err == nil {
 		lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
 	}
