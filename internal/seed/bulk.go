@@ -106,6 +106,17 @@ func seedBulk(ctx context.Context, pool *pgxpool.Pool, t *team, n int, log *slog
 		if err := b.move(ctx, at, from, to); err != nil {
 			return err
 		}
+		if from == 1 {
+			// Likewise for the tables the triggers write and read (the audit, revisions,
+			// promos, media links), now that they hold a batch's rows: autovacuum, which would
+			// analyze them in time, is paused during the load (setAside), and the triggers'
+			// plans made while they were nearly empty would otherwise be kept, the cost of
+			// each of their lookups growing with the table.
+			if _, err := pool.Exec(ctx, `analyze public.status_events, public.reviews, public.promos,
+				public.publication_media, public.publication_revisions`); err != nil {
+				return fmt.Errorf("seed: analyze: %w", err)
+			}
+		}
 		log.Debug("seed bulk batch", "project", t.spec.Slug, "to", to, "duration", time.Since(start))
 	}
 	log.Info("seed bulk publications written", "project", t.spec.Slug, "publications", n, "duration", time.Since(start))

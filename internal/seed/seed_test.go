@@ -3,6 +3,7 @@ package seed
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	_ "image/jpeg"
 	_ "image/png"
@@ -343,7 +344,9 @@ func logHotspots(b *testing.B, conn *pgx.Conn) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("tables:\n\t%s\nfunctions by time of their own:\n\t%s", strings.Join(tables, "\n\t"), strings.Join(funcs, "\n\t"))
+	// To stderr: a benchmark's log is cut to its first lines.
+	fmt.Fprintf(os.Stderr, "%s: tables:\n\t%s\nfunctions by time of their own:\n\t%s\n",
+		b.Name(), strings.Join(tables, "\n\t"), strings.Join(funcs, "\n\t"))
 }
 
 // server reads the CPU time the database server's processes have used, exited backends
