@@ -14,7 +14,9 @@
 -- Now each transition table is read once, in one pass that collects its rows' ids, statuses
 -- and dates in id order (ids are unique and an update cannot change them: the guard refuses),
 -- and the two lists are zipped by position: no join, so no plan whose cost grows with the
--- product of the two sizes. Each row keeps its position in the statement (the order of
+-- product of the two sizes. It is one query without parameters, planned once: a first
+-- version in three queries passed the arrays as parameters to the last, which PostgreSQL then
+-- planned again on every call, a single-row update costing more than with the join. Each row keeps its position in the statement (the order of
 -- new_rows, the order in which the rows were updated), so the audit rows, verdicts and
 -- revisions are written in the same order as before. What is written is unchanged; the function
 -- refuses to guess if the two lists ever disagree on ids.
@@ -28,14 +30,7 @@ declare
                        when current_user = 'masthead_scheduler' then 'scheduler'
                        when v_intent is not null then 'rpc'
                        else 'direct' end;
-  v_new_ids  uuid[];
-  v_new_pos  bigint[];
-  v_new_prj  uuid[];
-  v_new_st   text[];
-  v_new_sf   timestamptz[];
-  v_old_ids  uuid[];
-  v_old_st   text[];
-  v_old_sf   timestamptz[];
+  v_paired   boolean;
   v_projects uuid[];
   v_ids      uuid[];
   v_from     text[];
@@ -44,28 +39,39 @@ declare
   v_verdicts boolean;
   v_submits  uuid[];
 begin
-  select array_agg(n.id order by n.id), array_agg(n.pos order by n.id), array_agg(n.project_id order by n.id),
-         array_agg(n.status order by n.id), array_agg(n.scheduled_for order by n.id)
-    into v_new_ids, v_new_pos, v_new_prj, v_new_st, v_new_sf
-    from (select r.id, r.project_id, r.status, r.scheduled_for, row_number() over () as pos from new_rows r) n;
-  select array_agg(o.id order by o.id), array_agg(o.status order by o.id), array_agg(o.scheduled_for order by o.id)
-    into v_old_ids, v_old_st, v_old_sf
-    from old_rows o;
-  if v_new_ids is distinct from v_old_ids then
+  -- One query, without parameters, so that one plan serves statements of any size (a query
+  -- with parameters would be planned again for each call). Each transition table is read once
+  -- into one row of arrays in id order; unnest zips the two rows' arrays.
+  with n as (
+    select array_agg(r.id order by r.id) as ids, array_agg(r.pos order by r.id) as pos,
+           array_agg(r.project_id order by r.id) as projects, array_agg(r.status order by r.id) as st,
+           array_agg(r.scheduled_for order by r.id) as sf
+      from (select x.id, x.project_id, x.status, x.scheduled_for, row_number() over () as pos from new_rows x) r),
+  o as (
+    select array_agg(r.id order by r.id) as ids, array_agg(r.status order by r.id) as st,
+           array_agg(r.scheduled_for order by r.id) as sf
+      from old_rows r),
+  m as (
+    select u.*, (u.to_status is distinct from u.from_status
+                 or (u.to_status = 'scheduled' and u.scheduled_for is distinct from u.old_scheduled_for)) as moved
+      from n, o, unnest(n.ids, n.pos, n.projects, n.st, n.sf, o.ids, o.st, o.sf)
+                   as u(id, pos, project_id, to_status, scheduled_for, old_id, from_status, old_scheduled_for))
+  select coalesce(bool_and(m.id is not distinct from m.old_id), true),
+         array_agg(m.project_id order by m.pos) filter (where m.moved),
+         array_agg(m.id order by m.pos) filter (where m.moved),
+         array_agg(m.from_status order by m.pos) filter (where m.moved),
+         array_agg(m.to_status order by m.pos) filter (where m.moved),
+         array_agg(t.intent order by m.pos) filter (where m.moved),
+         bool_or(t.intent in ('approve', 'request_changes')) filter (where m.moved),
+         array_agg(m.id order by m.pos) filter (where m.moved and m.to_status = 'reviewing'
+                                                 and m.from_status is distinct from 'reviewing')
+    into v_paired, v_projects, v_ids, v_from, v_to, v_intents, v_verdicts, v_submits
+    from m
+    left join app.transitions t on t.from_status = m.from_status and t.to_status = m.to_status;
+  if not v_paired then
     raise exception using errcode = 'XX000',
       message = 'publications_audit: the statement''s old and new rows do not pair up by id';
   end if;
-
-  select array_agg(m.project_id order by m.pos), array_agg(m.id order by m.pos), array_agg(m.from_status order by m.pos),
-         array_agg(m.to_status order by m.pos), array_agg(t.intent order by m.pos),
-         bool_or(t.intent in ('approve', 'request_changes')),
-         array_agg(m.id order by m.pos) filter (where m.to_status = 'reviewing' and m.from_status is distinct from 'reviewing')
-    into v_projects, v_ids, v_from, v_to, v_intents, v_verdicts, v_submits
-    from unnest(v_new_ids, v_new_pos, v_new_prj, v_new_st, v_new_sf, v_old_st, v_old_sf)
-           as m(id, pos, project_id, to_status, scheduled_for, from_status, old_scheduled_for)
-    left join app.transitions t on t.from_status = m.from_status and t.to_status = m.to_status
-   where m.to_status is distinct from m.from_status
-      or (m.to_status = 'scheduled' and m.scheduled_for is distinct from m.old_scheduled_for);
   if v_ids is not null then
     perform app.write_events(v_projects, v_ids, v_from, v_to, v_intents,
       case when v_via = 'scheduler' then null else auth.uid() end,
