@@ -22,7 +22,9 @@ import (
 // reviews instead of verdicts.
 //
 // A generated row's slug is bulk-<n>-<subject>, and n decides its final status (bulkEnds), so
-// every step can pick its rows in SQL through the queue index instead of shipping id lists.
+// every step can pick its rows in SQL instead of shipping id lists: a batch's rows share their
+// created_at (their transaction's), which publications_recent_idx (project_id, created_at)
+// finds; that index stays during the load, while those on status are set aside (setAside).
 
 // bulkMix is the share, in percent, of generated publications ending in each status: over a
 // quarter waiting in review (so the queue has depth), a quarter published, a steady schedule.
@@ -86,7 +88,8 @@ func seedBulk(ctx context.Context, pool *pgxpool.Pool, t *team, n int, log *slog
 	}
 	for from := 1; from <= n; from += bulkBatch {
 		to := min(from+bulkBatch-1, n)
-		if err := b.batch(ctx, from, to); err != nil {
+		at, err := b.batch(ctx, from, to)
+		if err != nil {
 			return err
 		}
 		if from == 1 {
@@ -97,11 +100,22 @@ func seedBulk(ctx context.Context, pool *pgxpool.Pool, t *team, n int, log *slog
 				return fmt.Errorf("seed: analyze: %w", err)
 			}
 		}
-		if err := b.dress(ctx, from, to); err != nil {
+		if err := b.dress(ctx, at, from, to); err != nil {
 			return err
 		}
-		if err := b.move(ctx, from, to); err != nil {
+		if err := b.move(ctx, at, from, to); err != nil {
 			return err
+		}
+		if from == 1 {
+			// Likewise for the tables the triggers write and read (the audit, revisions,
+			// promos, media links), now that they hold a batch's rows: autovacuum, which would
+			// analyze them in time, is paused during the load (setAside), and the triggers'
+			// plans made while they were nearly empty would otherwise be kept, the cost of
+			// each of their lookups growing with the table.
+			if _, err := pool.Exec(ctx, `analyze public.status_events, public.reviews, public.promos,
+				public.publication_media, public.publication_revisions`); err != nil {
+				return fmt.Errorf("seed: analyze: %w", err)
+			}
 		}
 		log.Debug("seed bulk batch", "project", t.spec.Slug, "to", to, "duration", time.Since(start))
 	}
@@ -117,8 +131,10 @@ type bulkWriter struct {
 	titles, slugs   []string // of the project's bulk subjects
 }
 
-// batch inserts drafts number from to to, as the editor.
-func (b *bulkWriter) batch(ctx context.Context, from, to int) error {
+// batch inserts drafts number from to to, as the editor, and returns their created_at (the
+// transaction's time, the same for the whole batch), by which the next steps find them.
+func (b *bulkWriter) batch(ctx context.Context, from, to int) (time.Time, error) {
+	var at time.Time
 	err := as(ctx, b.pool, b.t.editor, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `
 			insert into public.publications (project_id, collection_id, title, slug, summary, body)
@@ -133,36 +149,39 @@ func (b *bulkWriter) batch(ctx context.Context, from, to int) error {
 			                           ($4::text[])[1 + g % cardinality($4::text[])] as slug,
 			                           ($5::text[])[1 + (g / cardinality($3::text[])) % cardinality($5::text[])] as angle) x`,
 			b.t.projectID, b.t.collectionIDs, b.titles, b.slugs, bulkAngles, b.templates, from, to)
-		return err
+		if err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `select now()`).Scan(&at)
 	})
 	if err != nil {
-		return fmt.Errorf("seed: bulk drafts: %w", err)
+		return time.Time{}, fmt.Errorf("seed: bulk drafts: %w", err)
 	}
-	return nil
+	return at, nil
 }
 
 // dress gives the batch's drafts their images and those that will go live a promo for every
 // channel, as the editor: the database schedules and publishes only ready publications, so
 // those rows get what readiness asks for (images with alt text, a promo per default channel).
-func (b *bulkWriter) dress(ctx context.Context, from, to int) error {
+func (b *bulkWriter) dress(ctx context.Context, at time.Time, from, to int) error {
 	p := b.t.spec
 	err := as(ctx, b.pool, b.t.editor, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `
 			insert into public.publication_media (project_id, publication_id, media_id, position)
 			select p.project_id, p.id, ($2::uuid[])[1 + `+bulkN+` % cardinality($2::uuid[])], 0
 			from public.publications p
-			where p.project_id = $1 and p.status = 'draft' and p.slug like 'bulk-%'
+			where p.project_id = $1 and p.created_at = $5 and p.status = 'draft' and p.slug like 'bulk-%'
 			  and `+bulkN+` between $3 and $4 and `+bulkN+` % 2 = 1`,
-			b.t.projectID, b.t.altMediaIDs, from, to); err != nil {
+			b.t.projectID, b.t.altMediaIDs, from, to, at); err != nil {
 			return fmt.Errorf("place media: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `
 			insert into public.promos (project_id, publication_id, channel, body, link)
 			select p.project_id, p.id, ch, p.title || ' ' || $4 || p.slug, $4 || p.slug
 			from public.publications p cross join unnest($3::text[]) ch
-			where p.project_id = $1 and p.status = 'draft' and p.slug like 'bulk-%'
+			where p.project_id = $1 and p.created_at = $7 and p.status = 'draft' and p.slug like 'bulk-%'
 			  and `+bulkN+` between $5 and $6 and `+bulkEndSQL+` in ('scheduled', 'published', 'archived')`,
-			b.t.projectID, b.ends, p.Channels, "https://"+p.Domain+"/", from, to); err != nil {
+			b.t.projectID, b.ends, p.Channels, "https://"+p.Domain+"/", from, to, at); err != nil {
 			return fmt.Errorf("promos: %w", err)
 		}
 		return nil
@@ -174,7 +193,7 @@ func (b *bulkWriter) dress(ctx context.Context, from, to int) error {
 }
 
 // move takes the batch through bulkSteps, each step one UPDATE as the person who makes it.
-func (b *bulkWriter) move(ctx context.Context, from, to int) error {
+func (b *bulkWriter) move(ctx context.Context, at time.Time, from, to int) error {
 	people := map[string]actor{"editor": b.t.editor, "reviewer": b.t.reviewer, "lead": b.t.lead}
 	for _, step := range bulkSteps {
 		err := as(ctx, b.pool, people[step.by], func(tx pgx.Tx) error {
@@ -183,9 +202,9 @@ func (b *bulkWriter) move(ctx context.Context, from, to int) error {
 				_, err := tx.Exec(ctx, `
 					select count(public.request_changes(p.id, ($2::text[])[1 + `+bulkN+` % cardinality($2::text[])]))
 					from public.publications p
-					where p.project_id = $1 and p.status = 'reviewing' and p.slug like 'bulk-%'
+					where p.project_id = $1 and p.created_at = $7 and p.status = 'reviewing' and p.slug like 'bulk-%'
 					  and `+bulkN+` between $3 and $4 and ($5::text[])[1 + (`+bulkN+` * 37) % 100] = any ($6::text[])`,
-					b.t.projectID, changesNotes, from, to, b.ends, step.ends)
+					b.t.projectID, changesNotes, from, to, b.ends, step.ends, at)
 				return err
 			}
 			// Only a scheduled row carries a date, somewhere in the next thirty days.
@@ -195,9 +214,9 @@ func (b *bulkWriter) move(ctx context.Context, from, to int) error {
 				       scheduled_for = case when $4 = 'scheduled'
 				                            then now() + make_interval(hours => 1 + `+bulkN+` % (24 * 30))
 				                       end
-				 where p.project_id = $1 and p.status = $3 and p.slug like 'bulk-%'
+				 where p.project_id = $1 and p.created_at = $8 and p.status = $3 and p.slug like 'bulk-%'
 				   and `+bulkN+` between $6 and $7 and `+bulkEndSQL+` = any ($5::text[])`,
-				b.t.projectID, b.ends, step.from, step.to, step.ends, from, to)
+				b.t.projectID, b.ends, step.from, step.to, step.ends, from, to, at)
 			if err != nil || step.to != "approved" {
 				return err
 			}
@@ -206,9 +225,9 @@ func (b *bulkWriter) move(ctx context.Context, from, to int) error {
 				insert into public.reviews (project_id, publication_id, verdict, notes)
 				select p.project_id, p.id, 'comment', ($2::text[])[1 + `+bulkN+` % cardinality($2::text[])]
 				from public.publications p
-				where p.project_id = $1 and p.status = 'approved' and p.slug like 'bulk-%'
+				where p.project_id = $1 and p.created_at = $5 and p.status = 'approved' and p.slug like 'bulk-%'
 				  and `+bulkN+` between $3 and $4 and `+bulkN+` % 3 = 0`,
-				b.t.projectID, commentNotes, from, to)
+				b.t.projectID, commentNotes, from, to, at)
 			return err
 		})
 		if err != nil {

@@ -41,20 +41,26 @@ type Options struct {
 // Summary says what a run made, counted in the database afterwards.
 type Summary struct {
 	// Skipped is true when the demo projects already existed and nothing was written.
-	Skipped       bool
-	Projects      int
-	Users         int
-	Publications  int
-	Media         int
-	Promos        int
-	Reviews       int
-	StatusEvents  int
-	ByStatus      map[string]int // publications per status, over all demo projects
-	MediaBytes    int64          // bytes of image files written
-	Duration      time.Duration
-	BulkDuration  time.Duration // the part of Duration spent on generated publications
-	DemoDuration  time.Duration // the part spent on the hand-made set, transitions included
-	SetupDuration time.Duration // accounts, projects, memberships and sections
+	Skipped      bool
+	Projects     int
+	Users        int
+	Publications int
+	Media        int
+	Promos       int
+	Reviews      int
+	StatusEvents int
+	ByStatus     map[string]int // publications per status, over all demo projects
+	MediaBytes   int64          // bytes of image files written
+	Duration     time.Duration
+	BulkDuration time.Duration // the part of Duration spent on generated publications
+	// LoadDuration is the part of BulkDuration spent writing the generated rows (every project
+	// at once); the rest settles them (SettleDuration), whose longest step is usually
+	// SearchIndexDuration, the single-process build of the trigram search index.
+	LoadDuration        time.Duration
+	SettleDuration      time.Duration
+	SearchIndexDuration time.Duration
+	DemoDuration        time.Duration // the part spent on the hand-made set, transitions included
+	SetupDuration       time.Duration // accounts, projects, memberships and sections
 }
 
 // Run seeds the demo data into the database at ownerURL, which must name a superuser (it
@@ -116,22 +122,20 @@ func Run(ctx context.Context, ownerURL string, opts Options) (Summary, error) {
 
 	if extra := opts.Publications - len(demoScripts); extra > 0 {
 		bulkStart := time.Now()
-		rebuild, err := setAsideSearchIndex(ctx, pool)
+		aside, err := setAside(ctx, pool, opts.Log)
 		if err != nil {
 			return Summary{}, err
 		}
 		_, err = forEachTeam(teams, func(t *team) (int64, error) {
 			return 0, seedBulk(ctx, pool, t, extra, opts.Log)
 		})
-		if err != nil {
-			if rerr := rebuild(); rerr != nil {
-				err = errors.Join(err, rerr)
-			}
+		sum.LoadDuration = time.Since(bulkStart)
+		opts.Log.Info("seed bulk rows written", "per_project", extra, "duration", sum.LoadDuration)
+		times, serr := aside.settle(ctx, pool, err == nil)
+		if err = errors.Join(err, serr); err != nil {
 			return Summary{}, err
 		}
-		if err := settle(ctx, pool, rebuild); err != nil {
-			return Summary{}, err
-		}
+		sum.SettleDuration, sum.SearchIndexDuration = times.total, times.search
 		sum.BulkDuration = time.Since(bulkStart)
 		opts.Log.Info("seed bulk publications ready", "per_project", extra, "duration", sum.BulkDuration)
 	}
@@ -143,69 +147,6 @@ func Run(ctx context.Context, ownerURL string, opts Options) (Summary, error) {
 	opts.Log.Info("seed done", "publications", sum.Publications, "status_events", sum.StatusEvents,
 		"media", sum.Media, "duration", sum.Duration)
 	return sum, nil
-}
-
-// setAsideSearchIndex drops the trigram index search_publications matches through and returns
-// the function that builds it again, from its own definition read here. A bulk load builds it
-// once at the end instead of updating it on every one of the hundreds of thousands of row
-// versions the workflow's moves write (each move is a new version, and each version of a
-// publication enters the index with every trigram of its body): most of the bulk time at 100k
-// rows. Only the index is set aside; every trigger and check still runs, and a search made
-// meanwhile still answers, without the index. A database without the index is left as is.
-func setAsideSearchIndex(ctx context.Context, pool *pgxpool.Pool) (func() error, error) {
-	var def string
-	err := pool.QueryRow(ctx, `select indexdef from pg_indexes
-		where schemaname = 'public' and indexname = 'publications_search_idx'`).Scan(&def)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return func() error { return nil }, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("seed: read the search index: %w", err)
-	}
-	if _, err := pool.Exec(ctx, `drop index public.publications_search_idx`); err != nil {
-		return nil, fmt.Errorf("seed: set the search index aside: %w", err)
-	}
-	return func() error {
-		// Detached from ctx: a seed cut short must not leave the index missing.
-		if _, err := pool.Exec(context.WithoutCancel(ctx), def); err != nil {
-			return fmt.Errorf("seed: rebuild the search index: %w", err)
-		}
-		return nil
-	}, nil
-}
-
-// settle leaves the bulk-loaded tables as production would have them: the search index back,
-// fresh statistics and visibility maps, so benchmarks on the new rows measure the plans
-// production would choose rather than guesses about an empty table. Each step is one
-// statement on one core, so it works in two lanes: publications is vacuumed before its
-// search index is built again (so the vacuum has no trigram index to clean) and analyzed
-// after (the statistics include the index's expression), while the other tables are vacuumed
-// meanwhile. The index is rebuilt whatever else fails.
-func settle(ctx context.Context, pool *pgxpool.Pool, rebuild func() error) error {
-	var wg sync.WaitGroup
-	var publications, others error
-	wg.Go(func() {
-		if _, err := pool.Exec(ctx, `vacuum public.publications`); err != nil {
-			publications = fmt.Errorf("seed: vacuum publications: %w", err)
-		}
-		if err := rebuild(); err != nil {
-			publications = errors.Join(publications, err)
-			return
-		}
-		if publications == nil {
-			if _, err := pool.Exec(ctx, `analyze public.publications`); err != nil {
-				publications = fmt.Errorf("seed: analyze publications: %w", err)
-			}
-		}
-	})
-	wg.Go(func() {
-		if _, err := pool.Exec(ctx, `vacuum (analyze) public.status_events, public.reviews, public.promos,
-			public.publication_media`); err != nil {
-			others = fmt.Errorf("seed: vacuum: %w", err)
-		}
-	})
-	wg.Wait()
-	return errors.Join(publications, others)
 }
 
 // openPool connects as the owner. Each project is seeded on its own connection, so the pool

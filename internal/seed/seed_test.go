@@ -3,6 +3,7 @@ package seed
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	_ "image/jpeg"
 	_ "image/png"
@@ -213,6 +214,12 @@ func TestBulkSeed(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	const perProject = 5000
+	conn := db.Owner(t)
+	// A storage parameter someone set is kept, not reset to the default.
+	if _, err := conn.Exec(ctx, `alter table public.publications set (fillfactor = 90)`); err != nil {
+		t.Fatal(err)
+	}
+	before := bulkStorage(t, conn)
 	sum, err := Run(ctx, db.OwnerURL, Options{Publications: perProject, MediaDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -221,7 +228,15 @@ func TestBulkSeed(t *testing.T) {
 	if sum.Publications != 3*perProject {
 		t.Fatalf("want %d publications, got %d", 3*perProject, sum.Publications)
 	}
-	conn := db.Owner(t)
+	// Every index set aside for the load is back as the migrations defined it, and every bulk
+	// table's storage parameters (fillfactor, autovacuum) as they were.
+	if after := bulkStorage(t, conn); !slices.Equal(after, before) {
+		t.Errorf("bulk tables' indexes and options after the seed:\n%s\nwant:\n%s",
+			strings.Join(after, "\n"), strings.Join(before, "\n"))
+	}
+	if len(before) < 10 {
+		t.Errorf("bulk tables' indexes and options before the seed: only %d", len(before))
+	}
 	checkStatuses(t, conn, perProject)
 	checkHistory(t, conn, "")
 
@@ -261,7 +276,11 @@ func TestBulkSeed(t *testing.T) {
 //
 // Besides wall time it reports the CPU seconds the database server and this process spent:
 // on a shared machine wall time says more about the neighbours than about the seed, and the
-// CPU total divided by the core count is what an idle machine would take.
+// CPU total divided by the core count is what an idle machine would take. It also reports the
+// phases (load-s: writing the rows; settle-s: indexes, vacuum and statistics after them, of
+// which search-index-s is the trigram index's build) and the autovacuum runs, and prints to
+// stderr each bulk table's writes and the PL/pgSQL functions' own time, which tells a slow
+// run's cause (an autovacuum, a trigger's plan gone bad) from the output alone.
 func BenchmarkFloorSeed100k(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
@@ -269,6 +288,11 @@ func BenchmarkFloorSeed100k(b *testing.B) {
 		db := pgtest.New(b)
 		dir := b.TempDir()
 		own := db.Owner(b) // one connection: waitBackendsGone counts every other one
+		// Time spent in each PL/pgSQL function (pg_stat_user_functions), for the log below:
+		// a clock reading per call, well under a second over the run.
+		if _, err := own.Exec(ctx, `alter database `+db.Name+` set track_functions = 'pl'`); err != nil {
+			b.Fatal(err)
+		}
 		server := serverCPU(b, own)
 		before, self := server.used(), processCPU()
 		b.StartTimer()
@@ -281,12 +305,52 @@ func BenchmarkFloorSeed100k(b *testing.B) {
 		waitBackendsGone(b, own) // the seed's backends have exited…
 		server.waitReaped()      // …and the server has collected them, so their time is counted
 		b.ReportMetric(sum.BulkDuration.Seconds(), "bulk-s")
+		b.ReportMetric(sum.LoadDuration.Seconds(), "load-s")
+		b.ReportMetric(sum.SettleDuration.Seconds(), "settle-s")
+		b.ReportMetric(sum.SearchIndexDuration.Seconds(), "search-index-s")
+		b.ReportMetric(float64(autovacuums(b, own)), "autovacuums")
+		logHotspots(b, own)
 		b.ReportMetric(sum.Duration.Seconds(), "total-s")
 		b.ReportMetric(sum.Duration.Seconds(), "ours_s")
 		b.ReportMetric((server.used() - before).Seconds(), "db-cpu-s")
 		b.ReportMetric((processCPU() - self).Seconds(), "go-cpu-s")
 		b.StartTimer()
 	}
+}
+
+// autovacuums counts the autovacuum and autoanalyze runs on the database's tables so far: a
+// worker that ran during the seed spent server CPU the seed's own statements did not.
+func autovacuums(b *testing.B, conn *pgx.Conn) int64 {
+	var n int64
+	if err := conn.QueryRow(context.Background(), `select coalesce(sum(autovacuum_count + autoanalyze_count), 0)
+		from pg_stat_user_tables`).Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// logHotspots logs where the server spent the seed's time: the tables' writes (heap-only
+// updates among them) and autovacuum runs, and the PL/pgSQL functions (the triggers and what
+// they call) with the most time of their own. Enough to tell a slow run's cause from the log.
+func logHotspots(b *testing.B, conn *pgx.Conn) {
+	ctx := context.Background()
+	rows, _ := conn.Query(ctx, `select format('%s: %s inserted, %s updated (%s heap-only), %s autovacuums, %s autoanalyzes',
+		relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, autovacuum_count, autoanalyze_count)
+		from pg_stat_user_tables where n_tup_ins + n_tup_upd > 10000 order by relname`)
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		b.Fatal(err)
+	}
+	rows, _ = conn.Query(ctx, `select format('%s.%s: %s calls, %s s of its own (%s µs a call), %s s in all',
+		schemaname, funcname, calls, round(self_time / 1000), round(self_time * 1000 / greatest(calls, 1)), round(total_time / 1000))
+		from pg_stat_user_functions order by self_time desc limit 12`)
+	funcs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		b.Fatal(err)
+	}
+	// To stderr: a benchmark's log is cut to its first lines.
+	fmt.Fprintf(os.Stderr, "%s: tables:\n\t%s\nfunctions by time of their own:\n\t%s\n",
+		b.Name(), strings.Join(tables, "\n\t"), strings.Join(funcs, "\n\t"))
 }
 
 // server reads the CPU time the database server's processes have used, exited backends
@@ -582,6 +646,25 @@ func checkMedia(t *testing.T, conn *pgx.Conn, dir string) {
 	if outOfRange != 0 {
 		t.Errorf("%d publications without 1-4 images", outOfRange)
 	}
+}
+
+// bulkStorage lists the bulk tables' indexes (name and definition, validity included) and
+// their storage parameters, in a stable order.
+func bulkStorage(t *testing.T, conn *pgx.Conn) []string {
+	t.Helper()
+	rows, _ := conn.Query(context.Background(), `
+		select format('index %s: %s valid=%s ready=%s', c.relname, pg_get_indexdef(i.indexrelid), i.indisvalid, i.indisready)
+		  from pg_index i join pg_class c on c.oid = i.indexrelid join pg_class r on r.oid = i.indrelid
+		 where r.relnamespace = 'public'::regnamespace and r.relname = any ($1)
+		union all
+		select format('table %s: %s', r.relname, coalesce(r.reloptions::text, 'default'))
+		  from pg_class r where r.relnamespace = 'public'::regnamespace and r.relname = any ($1)
+		order by 1`, bulkTables)
+	list, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
 }
 
 // waitBackendsGone waits until conn is the owner's only connection to its database (the

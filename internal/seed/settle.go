@@ -1,0 +1,236 @@
+package seed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// A bulk load writes hundreds of thousands of publication row versions: every workflow move
+// is one, and so is every version bump (each media link and each statement's promos raise the
+// version, through the real triggers). Each version that is not heap-only (HOT) enters every
+// index of the table, the trigram search index with every trigram of the body. So, for the
+// load only, setAside takes away from public.publications the indexes those updates would
+// keep rewriting and lets its pages keep room for the next version of each row; settle puts
+// everything back, from the definitions read here, once the rows are written. Only indexes
+// and storage parameters change: every trigger, policy and check runs for every row exactly
+// as for any other write, and a read made meanwhile still answers, without those indexes.
+
+// bulkTables are the tables a bulk load writes. Autovacuum is paused on them during the load:
+// settle vacuums and analyzes them once at the end, and a worker started meanwhile would
+// vacuum publications with most of its rows still to be moved (and their dead versions still
+// being made), again and again on a large project, for nothing.
+var bulkTables = []string{"publications", "status_events", "reviews", "promos", "publication_media", "publication_revisions"}
+
+// movingColumns are the publication columns a bulk load's updates change. An index whose
+// definition names one of them is rebuilt rather than updated: with none left, every update
+// that finds room on its page is heap-only.
+const movingColumns = `\m(status|scheduled_for|published_at|version|updated_at)\M`
+
+// bulkFillfactor is how full the load fills publication pages with new rows, leaving the rest
+// for their next versions. One statement moves every row of a page at once, so a page needs
+// room for as many new versions as it holds rows; the old ones are pruned once the statement's
+// transaction is over and no other transaction still sees them.
+const bulkFillfactor = 50
+
+// settleMemory is maintenance_work_mem for settle's index builds (set for their own
+// transactions only). One sample each of the trigram index's build over 300,000 rows took 75 s
+// with the server's default (64 MB), 55 s with 256 MB and 75–77 s with 1 or 2 GB: most of the
+// build is extracting trigrams, which memory does not speed up.
+const settleMemory = "256MB"
+
+// aside is what setAside changed, for settle to restore.
+type aside struct {
+	indexes []index           // dropped, in name order
+	options map[string]string // each bulk table's reloptions as they were ("" for none)
+	log     *slog.Logger
+}
+
+// index is a dropped index's name and the CREATE INDEX statement that builds it again.
+type index struct {
+	Name string
+	Def  string
+}
+
+// setAside prepares the bulk tables for a load: it drops the publications indexes that the
+// load's updates would rewrite (the trigram search index, and those naming a movingColumns
+// column), keeping the unique ones and those of constraints, lowers the publications
+// fillfactor and pauses autovacuum on bulkTables. A failure leaves nothing changed (one
+// transaction).
+func setAside(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) (*aside, error) {
+	a := &aside{options: map[string]string{}, log: log}
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `
+			select c.relname, pg_get_indexdef(i.indexrelid)
+			  from pg_index i join pg_class c on c.oid = i.indexrelid
+			 where i.indrelid = 'public.publications'::regclass and not i.indisunique
+			   and not exists (select 1 from pg_constraint k where k.conindid = i.indexrelid)
+			   and (c.relname = 'publications_search_idx' or pg_get_indexdef(i.indexrelid) ~ $1)
+			 order by c.relname`, movingColumns)
+		if err != nil {
+			return err
+		}
+		if a.indexes, err = pgx.CollectRows(rows, pgx.RowToStructByPos[index]); err != nil {
+			return err
+		}
+		rows, err = tx.Query(ctx, `
+			select c.relname, coalesce(array_to_string(c.reloptions, ', '), '')
+			  from pg_class c where c.relnamespace = 'public'::regnamespace and c.relname = any ($1)`, bulkTables)
+		if err != nil {
+			return err
+		}
+		var name, opts string
+		if _, err := pgx.ForEachRow(rows, []any{&name, &opts}, func() error {
+			a.options[name] = opts
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, ix := range a.indexes {
+			if _, err := tx.Exec(ctx, `drop index `+pgx.Identifier{"public", ix.Name}.Sanitize()); err != nil {
+				return err
+			}
+		}
+		for name := range a.options {
+			set := "autovacuum_enabled = false"
+			if name == "publications" {
+				set += fmt.Sprintf(", fillfactor = %d", bulkFillfactor)
+			}
+			if _, err := tx.Exec(ctx, `alter table `+pgx.Identifier{"public", name}.Sanitize()+` set (`+set+`)`); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("seed: set publications indexes aside for the bulk load: %w", err)
+	}
+	return a, nil
+}
+
+// restoreOptions puts every bulk table's storage parameters back as they were.
+func (a *aside) restoreOptions(ctx context.Context, pool *pgxpool.Pool) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		for name, opts := range a.options {
+			table := pgx.Identifier{"public", name}.Sanitize()
+			if _, err := tx.Exec(ctx, `alter table `+table+` reset (autovacuum_enabled, fillfactor)`); err != nil {
+				return err
+			}
+			if opts != "" {
+				// As pg_class holds them, so they are read back the same.
+				if _, err := tx.Exec(ctx, `alter table `+table+` set (`+opts+`)`); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// settleTimes are how long settle's steps took.
+type settleTimes struct {
+	search time.Duration // building the trigram search index
+	total  time.Duration
+}
+
+// settle leaves the bulk tables as production would have them: the indexes back, the storage
+// parameters as they were, fresh statistics and visibility maps (so benchmarks on the new rows
+// measure the plans production would choose rather than guesses about an empty table). The
+// longest step is the trigram index, one statement on one core (PostgreSQL 15 builds no GIN
+// index in parallel), so the work goes in two lanes and the search index starts first:
+//
+//   - lane 1: vacuum publications (so no build meets its dead versions, and no vacuum has a
+//     trigram index to clean), then the search index, then analyze publications (its
+//     statistics include the index's expression);
+//   - lane 2: vacuum and analyze the other bulk tables, then, once lane 1's vacuum is done,
+//     build the other publications indexes (CREATE INDEX share-locks the table, so several
+//     builds run at once, but not alongside a vacuum of it).
+//
+// Everything is restored even when the load failed (vacuum false: nothing is vacuumed) or ctx
+// is cancelled: a seed cut short must not leave indexes missing or autovacuum paused.
+func (a *aside) settle(ctx context.Context, pool *pgxpool.Pool, vacuum bool) (settleTimes, error) {
+	ctx = context.WithoutCancel(ctx)
+	start := time.Now()
+	var times settleTimes
+	run := func(what, sql string) error {
+		st := time.Now()
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `set local maintenance_work_mem = '`+settleMemory+`'`); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, sql)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("seed: %s: %w", what, err)
+		}
+		a.log.Info("seed bulk settle", "step", what, "duration", time.Since(st))
+		return nil
+	}
+	var search *index
+	var others []index
+	for _, ix := range a.indexes {
+		if ix.Name == "publications_search_idx" {
+			search = &ix
+		} else {
+			others = append(others, ix)
+		}
+	}
+	var (
+		wg         sync.WaitGroup
+		vacuumed   = make(chan struct{})
+		lane1      error
+		lane2, opt error
+	)
+	wg.Go(func() {
+		if vacuum {
+			// VACUUM cannot run in a transaction block, so not through run.
+			st := time.Now()
+			if _, err := pool.Exec(ctx, `vacuum public.publications`); err != nil {
+				lane1 = fmt.Errorf("seed: vacuum publications: %w", err)
+			}
+			a.log.Info("seed bulk settle", "step", "vacuum publications", "duration", time.Since(st))
+		}
+		close(vacuumed)
+		if search != nil {
+			st := time.Now()
+			lane1 = errors.Join(lane1, run("build "+search.Name, search.Def))
+			times.search = time.Since(st)
+		}
+	})
+	wg.Go(func() {
+		if vacuum {
+			st := time.Now()
+			others := make([]string, 0, len(bulkTables)-1)
+			for _, t := range bulkTables[1:] {
+				others = append(others, pgx.Identifier{"public", t}.Sanitize())
+			}
+			if _, err := pool.Exec(ctx, `vacuum (analyze) `+strings.Join(others, ", ")); err != nil {
+				lane2 = fmt.Errorf("seed: vacuum: %w", err)
+			}
+			a.log.Info("seed bulk settle", "step", "vacuum the other bulk tables", "duration", time.Since(st))
+		}
+		<-vacuumed
+		for _, ix := range others {
+			lane2 = errors.Join(lane2, run("build "+ix.Name, ix.Def))
+		}
+	})
+	wg.Wait()
+	opt = a.restoreOptions(ctx, pool)
+	if opt != nil {
+		opt = fmt.Errorf("seed: restore the bulk tables' storage parameters: %w", opt)
+	}
+	err := errors.Join(lane1, lane2, opt)
+	if err == nil && vacuum {
+		err = run("analyze publications", `analyze public.publications`)
+	}
+	times.total = time.Since(start)
+	return times, err
+}
