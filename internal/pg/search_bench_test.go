@@ -49,14 +49,15 @@ func BenchmarkFloorSearch(b *testing.B) {
 	}
 	// The floor is search_publications' own query, run as the owner with the caller's projects
 	// written in and the pattern inlined: what a hand-written endpoint would send, without
-	// RLS, the function call or the membership lookup.
+	// RLS, the function call or the membership lookup. Since 026 the query's $4-$9 are the
+	// queue's filters, passed as null ("any"); the caller's projects go in as $10.
 	var src string
 	mustScan(b, own.QueryRow(ctx, `select prosrc from pg_proc where proname = 'search_publications'`), &src)
 	i, j := strings.Index(src, "'select p.*"), strings.Index(src, "limit $3'")
 	if i < 0 || j < i {
 		b.Fatalf("cannot find the query in search_publications:\n%s", src)
 	}
-	inner := strings.Replace(src[i+1:j+len("limit $3")], "(select app.project_ids())::uuid[]", "$4::uuid[]", 1)
+	inner := strings.Replace(src[i+1:j+len("limit $3")], "(select app.project_ids())::uuid[]", "$10::uuid[]", 1)
 	floor := `select count(*) over (), id, title, status from (` + inner + `) p limit 25`
 	owner, err := pg.Open(ctx, f.db.OwnerURL+"&jit=off") // as the service's own login role runs (migration 013)
 	if err != nil {
@@ -84,7 +85,9 @@ func BenchmarkFloorSearch(b *testing.B) {
 	}
 	asOwner := func(phrase string) (int, error) {
 		// The literal pattern, as a hand-written query would inline it: a custom plan each time.
-		rows, err := owner.Query(ctx, floor, pgx.QueryExecModeSimpleProtocol, "%"+phrase+"%", f.projA, 1001, []string{f.projA})
+		rows, err := owner.Query(ctx, floor, pgx.QueryExecModeSimpleProtocol, "%"+phrase+"%", f.projA, 1001,
+			nil, nil, nil, nil, nil, nil, // the queue's filters ($4-$9, migration 026): any
+			[]string{f.projA})
 		if err != nil {
 			return 0, err
 		}
