@@ -21,7 +21,7 @@ type Client struct {
 	base      *url.URL
 	key       string
 	hc        *http.Client
-	estimates estimates
+	estimates *estimates
 }
 
 // New returns a Client for the service at baseURL (e.g. http://127.0.0.1:8080) that sends
@@ -37,7 +37,7 @@ func New(baseURL, publishableKey string, hc *http.Client) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: 15 * time.Second}
 	}
-	return &Client{base: u, key: publishableKey, hc: hc}, nil
+	return &Client{base: u, key: publishableKey, hc: hc, estimates: newEstimates()}, nil
 }
 
 // Error is a refusal from the service: the HTTP status with the code and message of its body

@@ -4,8 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"sync"
 	"time"
+
+	"masthead/internal/tokencache"
 )
 
 // EstimateTTL is how long Queue keeps search_estimate's estimate for the same access token,
@@ -15,7 +16,8 @@ import (
 const EstimateTTL = 30 * time.Second
 
 // estimateCacheSize bounds the estimates kept: past it the expired ones are dropped, and if
-// none has expired, all of them (a burst of searches by this many people at once).
+// none has expired, all of them (a burst of searches by this many people at once; see
+// tokencache.Cache).
 const estimateCacheSize = 4096
 
 // searchCount is search_estimate's answer.
@@ -24,12 +26,12 @@ type searchCount struct {
 	Exact bool `json:"exact"`
 }
 
-// estimates remembers the estimates of searches for EstimateTTL. The key is a hash of the
+// estimates remembers the estimates of searches for EstimateTTL, in a tokencache.Cache (the
+// bounded cache the identity service keeps its verified tokens in). The key is a hash of the
 // access token and the arguments, so an estimate is only ever shown to the holder of the token
 // it was made for (RLS decided what it counted).
 type estimates struct {
-	mu sync.Mutex
-	m  map[[sha256.Size]byte]estimateEntry
+	c tokencache.Cache[estimateEntry]
 }
 
 type estimateEntry struct {
@@ -37,44 +39,33 @@ type estimateEntry struct {
 	at time.Time
 }
 
-func estimateKey(accessToken string, args map[string]any) [sha256.Size]byte {
+func newEstimates() *estimates {
+	e := &estimates{}
+	e.c.Max = estimateCacheSize
+	return e
+}
+
+func estimateKey(accessToken string, args map[string]any) tokencache.Key {
 	b, _ := json.Marshal(args) // map keys sorted: the same arguments, the same bytes
 	h := sha256.New()
 	h.Write([]byte(accessToken))
 	h.Write([]byte{0})
 	h.Write(b)
-	var k [sha256.Size]byte
+	var k tokencache.Key
 	h.Sum(k[:0])
 	return k
 }
 
-func (e *estimates) get(k [sha256.Size]byte, now time.Time) (searchCount, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	v, ok := e.m[k]
+func (e *estimates) get(k tokencache.Key, now time.Time) (searchCount, bool) {
+	v, ok := e.c.Get(k)
 	if !ok || now.Sub(v.at) >= EstimateTTL {
 		return searchCount{}, false
 	}
 	return v.n, true
 }
 
-func (e *estimates) put(k [sha256.Size]byte, n searchCount, now time.Time) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.m == nil {
-		e.m = map[[sha256.Size]byte]estimateEntry{}
-	}
-	if len(e.m) >= estimateCacheSize {
-		for key, v := range e.m {
-			if now.Sub(v.at) >= EstimateTTL {
-				delete(e.m, key)
-			}
-		}
-		if len(e.m) >= estimateCacheSize {
-			clear(e.m)
-		}
-	}
-	e.m[k] = estimateEntry{n: n, at: now}
+func (e *estimates) put(k tokencache.Key, n searchCount, now time.Time) {
+	e.c.Put(k, estimateEntry{n: n, at: now}, func(v estimateEntry) bool { return now.Sub(v.at) >= EstimateTTL })
 }
 
 // searchEstimate is search_estimate(args) for the holder of accessToken, an estimate taken

@@ -11,7 +11,7 @@ import (
 // holds more than estimateCacheSize entries.
 func TestEstimatesCache(t *testing.T) {
 	t.Parallel()
-	var e estimates
+	e := newEstimates()
 	now := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
 	args := map[string]any{"phrase": "the", "project": "p1", "statuses": []string{"reviewing"}}
 	k := estimateKey("token-a", args)
@@ -37,8 +37,8 @@ func TestEstimatesCache(t *testing.T) {
 	}
 	for i := range 2 * estimateCacheSize {
 		e.put(estimateKey("token-"+strconv.Itoa(i), args), searchCount{Total: i}, now)
-		if len(e.m) > estimateCacheSize {
-			t.Fatalf("the cache holds %d estimates, more than %d", len(e.m), estimateCacheSize)
+		if e.c.Len() > estimateCacheSize {
+			t.Fatalf("the cache holds %d estimates, more than %d", e.c.Len(), estimateCacheSize)
 		}
 	}
 }

@@ -68,10 +68,11 @@ type QueueCount struct {
 func (c *Client) Queue(ctx context.Context, accessToken string, f QueueFilter) ([]Publication, QueueCount, error) {
 	t := strings.TrimSpace(f.Text)
 	var args map[string]any
+	walk := max(f.Offset+f.Limit, SearchExact) + 1 // a text search's max_rows
 	q := From("publications")
 	if t != "" {
 		args = searchArgs(t, f)
-		args["max_rows"] = max(f.Offset+f.Limit, SearchExact) + 1
+		args["max_rows"] = walk
 		q = FromRPC("search_publications", args)
 	}
 	q.Select("id,project_id,title,slug,status,version,created_at,updated_at,scheduled_for,"+
@@ -93,7 +94,7 @@ func (c *Client) Queue(ctx context.Context, accessToken string, f QueueFilter) (
 		return nil, QueueCount{}, err
 	}
 	n := QueueCount{N: res.Total, Exact: true}
-	if t == "" || n.N < args["max_rows"].(int) {
+	if t == "" || n.N < walk {
 		return out, n, nil
 	}
 	delete(args, "max_rows")

@@ -4,6 +4,9 @@
 // with time (expiry) stays the caller's to check on every use. Tokens themselves are never kept,
 // only their hashes, so the cache hands out nothing a memory dump could replay.
 //
+// internal/client keeps its search estimates in a Cache too, keyed by a hash of the access token
+// and the search's arguments.
+//
 // It imports nothing of masthead's.
 package tokencache
 
