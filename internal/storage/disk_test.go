@@ -3,10 +3,12 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -98,5 +100,93 @@ func TestDiskETag(t *testing.T) {
 		if got := diskETag(tc.mod, tc.size); got != tc.want {
 			t.Errorf("diskETag(%v, %d) = %s, want %s", tc.mod, tc.size, got, tc.want)
 		}
+	}
+}
+
+// TestDiskFileActsAsFile: the file Disk.Open returns answers ServeContent's size probe (seek to
+// the end, back to the start) without moving the kernel's offset, and every sequence of seeks,
+// reads, WriteTo and sendfile's SyscallConn gives what the plain *os.File gives.
+func TestDiskFileActsAsFile(t *testing.T) {
+	t.Parallel()
+	d, err := NewDisk(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	ctx := context.Background()
+	const content = "0123456789abcdefghij"
+	if err := d.Put(ctx, "proj/f.png", strings.NewReader(content), int64(len(content)), "image/png"); err != nil {
+		t.Fatal(err)
+	}
+	type op struct {
+		kind   string // seek, read, writeTo, syscallConn
+		off    int64
+		whence int
+		n      int
+	}
+	seek := func(off int64, whence int) op { return op{kind: "seek", off: off, whence: whence} }
+	read := func(n int) op { return op{kind: "read", n: n} }
+	for name, ops := range map[string][]op{
+		"size probe then read all":  {seek(0, io.SeekEnd), seek(0, io.SeekStart), read(100), read(100)},
+		"size probe then range":     {seek(0, io.SeekEnd), seek(0, io.SeekStart), seek(5, io.SeekStart), read(3), seek(0, io.SeekCurrent)},
+		"read after seek to end":    {seek(0, io.SeekEnd), read(4), seek(0, io.SeekCurrent)},
+		"current after end":         {seek(0, io.SeekEnd), seek(0, io.SeekCurrent), seek(-3, io.SeekEnd), read(10)},
+		"writeTo after end":         {seek(0, io.SeekEnd), {kind: "writeTo"}},
+		"writeTo after probe":       {seek(0, io.SeekEnd), seek(0, io.SeekStart), {kind: "writeTo"}},
+		"syscallConn after end":     {seek(0, io.SeekEnd), {kind: "syscallConn"}, read(5)},
+		"syscallConn after probe":   {seek(0, io.SeekEnd), seek(0, io.SeekStart), {kind: "syscallConn"}, read(5)},
+		"read first, then probe":    {read(4), seek(0, io.SeekEnd), seek(0, io.SeekStart), read(4)},
+		"relative seek while fresh": {seek(7, io.SeekCurrent), read(2), seek(0, io.SeekEnd), read(1)},
+	} {
+		obj, err := d.Open(ctx, "proj/f.png")
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := os.Open(filepath.Join(d.root.Name(), "proj", "f.png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		do := func(f io.ReadSeeker, o op) string {
+			switch o.kind {
+			case "seek":
+				n, err := f.Seek(o.off, o.whence)
+				return fmt.Sprint("seek ", n, err)
+			case "read":
+				b := make([]byte, o.n)
+				n, err := f.Read(b)
+				return fmt.Sprintf("read %q %v", b[:n], err)
+			case "writeTo":
+				var buf strings.Builder
+				n, err := f.(io.WriterTo).WriteTo(&buf)
+				return fmt.Sprint("writeTo ", n, buf.String(), err)
+			default: // the offset sendfile would start from, read through the raw descriptor
+				rc, err := f.(syscall.Conn).SyscallConn()
+				if err != nil {
+					return err.Error()
+				}
+				var off int64
+				rc.Control(func(fd uintptr) { off, err = syscall.Seek(int(fd), 0, io.SeekCurrent) })
+				return fmt.Sprint("kernel offset ", off, err)
+			}
+		}
+		for i, o := range ops {
+			if got, want := do(obj.Body, o), do(plain, o); got != want {
+				t.Errorf("%s, step %d (%+v): %s, *os.File gives %s", name, i, o, got, want)
+			}
+		}
+		obj.Body.Close()
+		plain.Close()
+	}
+	// The size probe leaves the kernel's offset where it was: it made no lseek(2).
+	obj, err := d.Open(ctx, "proj/f.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obj.Body.Close()
+	if n, err := obj.Body.Seek(0, io.SeekEnd); n != int64(len(content)) || err != nil {
+		t.Fatalf("seek to end: %d, %v", n, err)
+	}
+	if off, err := obj.Body.(*diskFile).File.Seek(0, io.SeekCurrent); off != 0 || err != nil {
+		t.Errorf("after the size probe the kernel's offset is %d (%v), want 0 (no lseek)", off, err)
 	}
 }
