@@ -26,7 +26,8 @@ import (
 // concurrent clients over loopback HTTP/1.1. Every iteration sends one batch to ours and then
 // one to the floor, so load from other processes on a shared machine hits both alike; figures
 // follow /work/notes/bench-convention.md (ours_*, floor_*, ratio_*; `make bench-report`).
-// cpu-µs/req is this process's CPU (server and clients); pg-cpu-µs/req is PostgreSQL's.
+// cpu-µs/req is this process's CPU (server and clients); pg-cpu-µs/req is PostgreSQL's;
+// ctxsw/req and floor-ctxsw/req are this process's context switches per request.
 //
 //	go test ./internal/storage -run '^$' -bench FloorDownload -benchtime 5s
 func BenchmarkFloorDownload(b *testing.B) {
@@ -129,6 +130,7 @@ type side struct {
 	client        *http.Client
 	n             int
 	wall, cpu, pg time.Duration
+	switches      int64
 }
 
 // alternate runs b's loop: each iteration sends downloadBatch requests from downloadClients
@@ -171,6 +173,8 @@ func alternate(b *testing.B, ev *env, size int, ours func() *http.Request, floor
 	b.ReportMetric(floorCPU, "floor_cpu-µs/req")
 	b.ReportMetric(oursCPU/floorCPU, "ratio_cpu-µs/req")
 	b.ReportMetric(per(us.pg, us.n), "pg-cpu-µs/req")
+	b.ReportMetric(float64(us.switches)/float64(us.n), "ctxsw/req")
+	b.ReportMetric(float64(floor.switches)/float64(floor.n), "floor-ctxsw/req")
 }
 
 // batch sends downloadBatch requests from downloadClients concurrent clients and adds their
@@ -179,6 +183,7 @@ func (s *side) batch(size int, pgCPU func() time.Duration) error {
 	errs := make(chan error, downloadClients)
 	// PostgreSQL's CPU is read outside the window, since reading it costs this process CPU.
 	pg0 := pgCPU()
+	sw0 := processSwitches()
 	start, cpu0 := time.Now(), processCPU()
 	for range downloadClients {
 		go func() {
@@ -206,6 +211,7 @@ func (s *side) batch(size int, pgCPU func() time.Duration) error {
 	}
 	s.cpu += processCPU() - cpu0
 	s.wall += time.Since(start)
+	s.switches += processSwitches() - sw0
 	s.pg += pgCPU() - pg0
 	s.n += downloadBatch
 	return first
@@ -253,6 +259,15 @@ func processCPU() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// processSwitches is how many times this process's threads have given up the CPU, waiting
+// (voluntary) or preempted: every thread parked and woken again costs a round through the
+// kernel's scheduler, which is where much of a request's CPU goes on a loaded machine.
+func processSwitches() int64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Nvcsw + ru.Nivcsw
 }
 
 // BenchmarkDownloadParts splits the authenticated download's database work into its two
