@@ -48,9 +48,9 @@ func (d *Disk) Close() error { return errors.Join(d.root.Close(), d.dir.Close())
 // Open implements Backend. The ETag is nginx's: modification time and size in hex, which
 // changes whenever the file is replaced and costs no read of the content.
 func (d *Disk) Open(_ context.Context, key string) (*Object, error) {
-	f, err := openBeneath(d.fd, key)
+	body, size, mod, regular, err := openBeneath(d.fd, key)
 	if errors.Is(err, errors.ErrUnsupported) {
-		f, err = d.root.Open(key)
+		body, size, mod, regular, err = d.openInRoot(key)
 	}
 	if err != nil {
 		// A key under an object ("a.png/b.png") names nothing either.
@@ -59,95 +59,28 @@ func (d *Disk) Open(_ context.Context, key string) (*Object, error) {
 		}
 		return nil, fmt.Errorf("storage: open %s: %w", key, err)
 	}
+	if !regular {
+		return nil, fmt.Errorf("%w: %s is not a file", ErrObjectNotFound, key)
+	}
+	return &Object{Body: body, Size: size, ModTime: mod, ETag: diskETag(mod, size)}, nil
+}
+
+// openInRoot is openBeneath through os.Root, for kernels without openat2.
+func (d *Disk) openInRoot(key string) (body io.ReadSeekCloser, size int64, mod time.Time, regular bool, err error) {
+	f, err := d.root.Open(key)
+	if err != nil {
+		return nil, 0, time.Time{}, false, err
+	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("storage: stat %s: %w", key, err)
+		return nil, 0, time.Time{}, false, fmt.Errorf("stat: %w", err)
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%w: %s is not a file", ErrObjectNotFound, key)
+		return nil, 0, st.ModTime(), false, nil
 	}
-	body := &diskFile{File: f, size: st.Size(), fresh: true}
-	return &Object{Body: body, Size: st.Size(), ModTime: st.ModTime(), ETag: diskETag(st.ModTime(), st.Size())}, nil
-}
-
-// diskFile is a file Open returned, which answers the two seeks http.ServeContent makes to
-// learn an object's size (to the end and back to the start) from the size Open read with
-// fstat, where *os.File makes two lseek(2) calls per download (strace -c over
-// BenchmarkFloorSignedDownload: 19,646 lseek calls before, 6,206 after, for 6,720 downloads;
-// sendfile(2) calls unchanged). It embeds the *os.File, so the connection still sends it with sendfile(2)
-// (through SyscallConn). Its size cannot change under it: Put writes a new file and renames it
-// into place, so an open file is never written.
-//
-// While fresh (nothing read, no seek passed on) the kernel's offset is 0 and at is where the
-// file appears to be (0 or size); everything that reads or moves the offset first moves the
-// kernel's offset to at (sync), so every answer is the one *os.File would give.
-type diskFile struct {
-	*os.File
-	size  int64
-	at    int64
-	fresh bool
-}
-
-func (f *diskFile) Seek(offset int64, whence int) (int64, error) {
-	if f.fresh && offset == 0 {
-		switch whence {
-		case io.SeekStart:
-			f.at = 0
-			return 0, nil
-		case io.SeekEnd:
-			f.at = f.size
-			return f.size, nil
-		case io.SeekCurrent:
-			return f.at, nil
-		}
-	}
-	if err := f.sync(); err != nil {
-		return 0, err
-	}
-	return f.File.Seek(offset, whence)
-}
-
-func (f *diskFile) Read(p []byte) (int, error) {
-	if err := f.sync(); err != nil {
-		return 0, err
-	}
-	return f.File.Read(p)
-}
-
-// WriteTo and SyscallConn (sendfile) read from the kernel's offset.
-func (f *diskFile) WriteTo(w io.Writer) (int64, error) {
-	if err := f.sync(); err != nil {
-		return 0, err
-	}
-	return f.File.WriteTo(w)
-}
-
-func (f *diskFile) SyscallConn() (syscall.RawConn, error) {
-	if err := f.sync(); err != nil {
-		return nil, err
-	}
-	return f.File.SyscallConn()
-}
-
-func (f *diskFile) Fd() uintptr {
-	_ = f.sync() // as *os.File's, Fd reports no error
-	return f.File.Fd()
-}
-
-// sync ends fresh: it moves the kernel's offset to where the file appears to be.
-func (f *diskFile) sync() error {
-	if !f.fresh {
-		return nil
-	}
-	f.fresh = false
-	if f.at != 0 {
-		if _, err := f.File.Seek(f.at, io.SeekStart); err != nil {
-			return err
-		}
-	}
-	return nil
+	return f, st.Size(), st.ModTime(), true, nil
 }
 
 // diskETag is nginx's validator of a file modified at mod with size bytes, quoted, built in one

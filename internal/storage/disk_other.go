@@ -4,8 +4,11 @@ package storage
 
 import (
 	"errors"
-	"os"
+	"io"
+	"time"
 )
 
 // openBeneath is Linux's openat2(2); elsewhere Open uses os.Root.
-func openBeneath(int, string) (*os.File, error) { return nil, errors.ErrUnsupported }
+func openBeneath(int, string) (io.ReadSeekCloser, int64, time.Time, bool, error) {
+	return nil, 0, time.Time{}, false, errors.ErrUnsupported
+}

@@ -103,9 +103,11 @@ func TestDiskETag(t *testing.T) {
 	}
 }
 
-// TestDiskFileActsAsFile: the file Disk.Open returns answers ServeContent's size probe (seek to
-// the end, back to the start) without moving the kernel's offset, and every sequence of seeks,
-// reads, WriteTo and sendfile's SyscallConn gives what the plain *os.File gives.
+// TestDiskFileActsAsFile: the body Disk.Open returns (the bare descriptor, fdFile) answers as
+// the plain *os.File of the same file does to every sequence of seeks, reads, reads through
+// sendfile's SyscallConn and Close; ServeContent's size probe (seek to the end and back) leaves
+// the kernel's offset alone, that is, makes no lseek(2); and a Close while another goroutine
+// reads (ServeContent's multipart writer) leaves that goroutine ErrClosed, never another file.
 func TestDiskFileActsAsFile(t *testing.T) {
 	t.Parallel()
 	d, err := NewDisk(t.TempDir())
@@ -119,24 +121,26 @@ func TestDiskFileActsAsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	type op struct {
-		kind   string // seek, read, writeTo, syscallConn
+		kind   string // seek, read, readAll, kernelOffset, close
 		off    int64
 		whence int
 		n      int
 	}
 	seek := func(off int64, whence int) op { return op{kind: "seek", off: off, whence: whence} }
 	read := func(n int) op { return op{kind: "read", n: n} }
+	readAll, kernel, closeIt := op{kind: "readAll"}, op{kind: "kernelOffset"}, op{kind: "close"}
 	for name, ops := range map[string][]op{
 		"size probe then read all":  {seek(0, io.SeekEnd), seek(0, io.SeekStart), read(100), read(100)},
 		"size probe then range":     {seek(0, io.SeekEnd), seek(0, io.SeekStart), seek(5, io.SeekStart), read(3), seek(0, io.SeekCurrent)},
 		"read after seek to end":    {seek(0, io.SeekEnd), read(4), seek(0, io.SeekCurrent)},
 		"current after end":         {seek(0, io.SeekEnd), seek(0, io.SeekCurrent), seek(-3, io.SeekEnd), read(10)},
-		"writeTo after end":         {seek(0, io.SeekEnd), {kind: "writeTo"}},
-		"writeTo after probe":       {seek(0, io.SeekEnd), seek(0, io.SeekStart), {kind: "writeTo"}},
-		"syscallConn after end":     {seek(0, io.SeekEnd), {kind: "syscallConn"}, read(5)},
-		"syscallConn after probe":   {seek(0, io.SeekEnd), seek(0, io.SeekStart), {kind: "syscallConn"}, read(5)},
+		"read all after probe":      {seek(0, io.SeekEnd), seek(0, io.SeekStart), readAll},
+		"sendfile offset after end": {seek(0, io.SeekEnd), kernel, read(5)},
+		"sendfile after probe":      {seek(0, io.SeekEnd), seek(0, io.SeekStart), kernel, read(5)},
 		"read first, then probe":    {read(4), seek(0, io.SeekEnd), seek(0, io.SeekStart), read(4)},
 		"relative seek while fresh": {seek(7, io.SeekCurrent), read(2), seek(0, io.SeekEnd), read(1)},
+		"empty read":                {read(0), seek(0, io.SeekCurrent)},
+		"closed":                    {closeIt, read(4), seek(0, io.SeekEnd), seek(3, io.SeekStart), kernel, closeIt},
 	} {
 		obj, err := d.Open(ctx, "proj/f.png")
 		if err != nil {
@@ -146,27 +150,38 @@ func TestDiskFileActsAsFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		do := func(f io.ReadSeeker, o op) string {
+		// outcome renders a result; errors only by kind, since the two word them differently.
+		outcome := func(v any, err error) string {
+			switch {
+			case errors.Is(err, os.ErrClosed), err != nil && strings.Contains(err.Error(), "use of closed file"):
+				return "closed" // the latter is internal/poll's, from *os.File's SyscallConn
+			case err != nil:
+				return err.Error()
+			}
+			return fmt.Sprint(v)
+		}
+		do := func(f io.ReadSeekCloser, o op) string {
 			switch o.kind {
 			case "seek":
-				n, err := f.Seek(o.off, o.whence)
-				return fmt.Sprint("seek ", n, err)
+				return outcome(f.Seek(o.off, o.whence))
 			case "read":
 				b := make([]byte, o.n)
 				n, err := f.Read(b)
-				return fmt.Sprintf("read %q %v", b[:n], err)
-			case "writeTo":
-				var buf strings.Builder
-				n, err := f.(io.WriterTo).WriteTo(&buf)
-				return fmt.Sprint("writeTo ", n, buf.String(), err)
+				return outcome(string(b[:n]), err)
+			case "readAll":
+				return outcome(io.ReadAll(struct{ io.Reader }{f}))
+			case "close":
+				return outcome("closed it", f.Close())
 			default: // the offset sendfile would start from, read through the raw descriptor
 				rc, err := f.(syscall.Conn).SyscallConn()
 				if err != nil {
-					return err.Error()
+					return outcome(nil, err)
 				}
 				var off int64
-				rc.Control(func(fd uintptr) { off, err = syscall.Seek(int(fd), 0, io.SeekCurrent) })
-				return fmt.Sprint("kernel offset ", off, err)
+				if err := rc.Control(func(fd uintptr) { off, err = syscall.Seek(int(fd), 0, io.SeekCurrent) }); err != nil {
+					return outcome(nil, err)
+				}
+				return outcome(off, err)
 			}
 		}
 		for i, o := range ops {
@@ -177,16 +192,52 @@ func TestDiskFileActsAsFile(t *testing.T) {
 		obj.Body.Close()
 		plain.Close()
 	}
+
 	// The size probe leaves the kernel's offset where it was: it made no lseek(2).
 	obj, err := d.Open(ctx, "proj/f.png")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer obj.Body.Close()
 	if n, err := obj.Body.Seek(0, io.SeekEnd); n != int64(len(content)) || err != nil {
 		t.Fatalf("seek to end: %d, %v", n, err)
 	}
-	if off, err := obj.Body.(*diskFile).File.Seek(0, io.SeekCurrent); off != 0 || err != nil {
-		t.Errorf("after the size probe the kernel's offset is %d (%v), want 0 (no lseek)", off, err)
+	info, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", obj.Body.(*fdFile).fd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(info), "pos:\t0\n") {
+		t.Errorf("after the size probe the kernel's offset is not 0 (an lseek was made): %q", info)
+	}
+	obj.Body.Close()
+
+	// Close under a reader: the reader's next call fails with ErrClosed.
+	obj, err = d.Open(ctx, "proj/f.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	started := make(chan struct{})
+	go func() {
+		b := make([]byte, 1)
+		for i := 0; ; i++ {
+			if i == 1 {
+				close(started)
+			}
+			_, err := obj.Body.Read(b)
+			if err == io.EOF {
+				_, err = obj.Body.Seek(0, io.SeekStart)
+			}
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	<-started
+	if err := obj.Body.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, os.ErrClosed) {
+		t.Errorf("a read after Close: %v, want ErrClosed", err)
 	}
 }
