@@ -55,10 +55,10 @@ func retryOnPrimary(rq *request, replica bool, err error) bool {
 	return true
 }
 
+// pooled takes a connection from pool through the handler's Acquirer, which bounds the wait by
+// AcquireTimeout without arming a timer per request (see pg.Acquirer).
 func (h *Handler) pooled(ctx context.Context, pool *pgxpool.Pool) (*pgxpool.Conn, error) {
-	actx, cancel := context.WithTimeout(ctx, h.cfg.AcquireTimeout)
-	defer cancel()
-	conn, err := pool.Acquire(actx)
+	conn, err := h.acquirer.Acquire(ctx, pool)
 	if err == nil {
 		return conn, nil
 	}

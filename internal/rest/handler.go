@@ -92,6 +92,8 @@ type Handler struct {
 	log    *slog.Logger
 	shares *shares
 	plans  planCache
+	// acquirer takes pooled connections waiting at most AcquireTimeout.
+	acquirer *pg.Acquirer
 	// timeoutMS and maxEmbedded are StatementTimeout and MaxEmbeddedRows as the settings
 	// every request sends, formatted once.
 	timeoutMS, maxEmbedded string
@@ -104,6 +106,7 @@ func NewHandler(pool *pgxpool.Pool, schema *SchemaCache, auth Authenticator, cfg
 		cfg.PoolShare = max(2, int(pool.Config().MaxConns)/4)
 	}
 	return &Handler{pool: pool, schema: schema, auth: auth, cfg: cfg, log: log, shares: newShares(cfg.PoolShare, cfg.PoolShareWait),
+		acquirer:    pg.NewAcquirer(cfg.AcquireTimeout),
 		timeoutMS:   strconv.FormatInt(cfg.StatementTimeout.Milliseconds(), 10),
 		maxEmbedded: strconv.FormatInt(cfg.MaxEmbeddedRows, 10)}
 }
