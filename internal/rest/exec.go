@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -79,27 +80,46 @@ func unavailable(cause error) *Error {
 		Message: "Database connection error. Retrying the connection.", cause: cause}
 }
 
-// callerFor adds PostgREST's per-request settings to the caller.
+// callerFor adds PostgREST's per-request settings to the caller, as a list kept in rq (no map
+// per request, and values the setup sends as they are).
 func (h *Handler) callerFor(rq *request) pg.Caller {
 	c := rq.caller
-	settings := make(map[string]string, len(c.Settings)+5)
-	for k, v := range c.Settings {
-		settings[k] = v
-	}
 	r := rq.c.Request()
-	settings["request.method"] = r.Method
-	settings["request.path"] = rq.path
-	settings["request.headers"] = headersJSON(r.Header)
-	settings["statement_timeout"] = h.timeoutMS
-	settings["masthead.max_embedded_rows"] = h.maxEmbedded
-	c.Settings = settings
+	rq.settings = [...]pg.Setting{
+		{Name: "request.method", Value: methodBytes(r.Method)},
+		{Name: "request.path", Value: []byte(rq.path)},
+		{Name: "request.headers", Value: headersJSON(r.Header)},
+		{Name: "statement_timeout", Value: h.timeoutMS},
+		{Name: "masthead.max_embedded_rows", Value: h.maxEmbedded},
+	}
+	if len(c.More) == 0 {
+		c.More = rq.settings[:]
+	} else {
+		c.More = append(slices.Clip(c.More), rq.settings[:]...)
+	}
 	return c
+}
+
+// methods are the usual request methods as request.method's value, not copied per request.
+var methods = map[string][]byte{}
+
+func init() {
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		methods[m] = []byte(m)
+	}
+}
+
+func methodBytes(m string) []byte {
+	if b, ok := methods[m]; ok {
+		return b
+	}
+	return []byte(m)
 }
 
 // headersJSON renders request.headers as PostgREST does: one JSON object
 // with lower-case names and the first value of each header. A name needing no
 // escape (every name net/http parsed) is lowered straight into the buffer.
-func headersJSON(h http.Header) string {
+func headersJSON(h http.Header) []byte {
 	n := 2
 	for k, v := range h {
 		if len(v) > 0 {
@@ -129,7 +149,7 @@ func headersJSON(h http.Header) string {
 		writeJSONString(&b, v[0])
 	}
 	b.WriteByte('}')
-	return b.String()
+	return b.Bytes()
 }
 
 func lowerASCII(s string) string {
