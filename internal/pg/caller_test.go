@@ -76,7 +76,7 @@ func TestSetupManySettings(t *testing.T) {
 					if form == "map" || (form == "both" && i%2 == 0) {
 						c.Settings[k] = v
 					} else {
-						c.More = append(c.More, pg.Setting{Name: k, Value: []byte(v)})
+						c.More = append(c.More, pg.Setting{Name: []byte(k), Value: []byte(v)})
 					}
 					probe.WriteString(", current_setting('" + k + "')")
 					want += " " + v
@@ -94,7 +94,7 @@ func TestSetupManySettings(t *testing.T) {
 	}
 	// A name in both: More goes after Settings, so its value is the one that holds.
 	c := pg.Caller{Role: pg.RoleAnon, Claims: []byte(`{"role":"anon"}`), Settings: map[string]string{"masthead.test_0": "map"},
-		More: []pg.Setting{{Name: "masthead.test_0", Value: []byte("list")}}}
+		More: []pg.Setting{{Name: []byte("masthead.test_0"), Value: []byte("list")}}}
 	rs, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), c, true, false, pg.Stmt{SQL: `select current_setting('masthead.test_0')`})
 	if err != nil {
 		t.Fatal(err)

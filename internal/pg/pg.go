@@ -48,10 +48,9 @@ type Caller struct {
 }
 
 // Setting is one further transaction-local setting: its name (a constant of the caller's, never
-// input) and its value.
+// input, held as bytes so that the setup sends it as it is) and its value.
 type Setting struct {
-	Name  string
-	Value []byte
+	Name, Value []byte
 }
 
 // Anon is the caller holding only the publishable key.
@@ -205,7 +204,7 @@ func setup(c Caller, readOnly bool, params [][]byte) (string, [][]byte) {
 		params = append(params, settingName(k), []byte(v))
 	}
 	for _, m := range c.More {
-		params = append(params, settingName(m.Name), m.Value)
+		params = append(params, m.Name, m.Value)
 	}
 	ro := 0
 	if readOnly {

@@ -86,11 +86,11 @@ func (h *Handler) callerFor(rq *request) pg.Caller {
 	c := rq.caller
 	r := rq.c.Request()
 	rq.settings = [...]pg.Setting{
-		{Name: "request.method", Value: methodBytes(r.Method)},
-		{Name: "request.path", Value: []byte(rq.path)},
-		{Name: "request.headers", Value: headersJSON(r.Header)},
-		{Name: "statement_timeout", Value: h.timeoutMS},
-		{Name: "masthead.max_embedded_rows", Value: h.maxEmbedded},
+		{Name: settingMethod, Value: methodBytes(r.Method)},
+		{Name: settingPath, Value: []byte(rq.path)},
+		{Name: settingHeaders, Value: headersJSON(r.Header)},
+		{Name: settingTimeout, Value: h.timeoutMS},
+		{Name: settingEmbedded, Value: h.maxEmbedded},
 	}
 	if len(c.More) == 0 {
 		c.More = rq.settings[:]
@@ -99,6 +99,15 @@ func (h *Handler) callerFor(rq *request) pg.Caller {
 	}
 	return c
 }
+
+// The names of the per-request settings, as the setup sends them.
+var (
+	settingMethod   = []byte("request.method")
+	settingPath     = []byte("request.path")
+	settingHeaders  = []byte("request.headers")
+	settingTimeout  = []byte("statement_timeout")
+	settingEmbedded = []byte("masthead.max_embedded_rows")
+)
 
 // methods are the usual request methods as request.method's value, not copied per request.
 var methods = map[string][]byte{}
