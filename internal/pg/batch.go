@@ -106,7 +106,13 @@ func (s stopped) Error() string { return s.err.Error() }
 // which prepares what is new.
 func pipeline(ctx context.Context, conn *pgconn.PgConn, c Caller, readOnly, explicitTx bool, stmts []Stmt, each func([][]byte) error) ([]*pgconn.Result, error) {
 	names := preparedOn(conn)
-	sql, params := setup(c, readOnly)
+	pp := setupParams.Get().(*[][]byte)
+	sql, params := setup(c, readOnly, (*pp)[:0])
+	defer func() {
+		clear(params) // pin no request's values
+		*pp = params[:0]
+		setupParams.Put(pp)
+	}()
 	first := Stmt{SQL: sql, Params: params, Prepare: true}
 	stmt := func(i int) Stmt {
 		if i == 0 {

@@ -48,8 +48,9 @@ func TestSetupSettings(t *testing.T) {
 	}
 }
 
-// TestSetupManySettings: every further setting is in force, however many a caller sets: up to
-// the setup texts made in advance and past them, read-only or not.
+// TestSetupManySettings: every further setting is in force, however many a caller sets and
+// however (Settings, More or both): up to the setup texts made in advance and past them,
+// read-only or not.
 func TestSetupManySettings(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
@@ -59,28 +60,47 @@ func TestSetupManySettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	for _, n := range []int{1, 2, 8, 9, 12} {
-		for _, readOnly := range []bool{false, true} {
-			settings := map[string]string{}
-			var probe strings.Builder
-			probe.WriteString(`select concat_ws(' ', current_setting('transaction_read_only')`)
-			want := map[bool]string{false: "off", true: "on"}[readOnly]
-			for i := range n {
-				k := fmt.Sprintf("masthead.test_%d", i)
-				settings[k] = fmt.Sprintf("v%d'%d", i, n)
-				probe.WriteString(", current_setting('" + k + "')")
-				want += " " + settings[k]
-			}
-			probe.WriteString(")")
-			c := pg.Caller{Role: pg.RoleAnon, Claims: []byte(`{"role":"anon"}`), Settings: settings}
-			rs, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), c, readOnly, false, pg.Stmt{SQL: probe.String()})
-			if err != nil {
-				t.Fatalf("%d settings, read-only %v: %v", n, readOnly, err)
-			}
-			if got := string(rs[0].Rows[0][0]); got != want {
-				t.Errorf("%d settings, read-only %v: got %q, want %q", n, readOnly, got, want)
+	// Each count of settings goes as a map (Settings), a list (More), or half of each; and
+	// from many settings to few on the same connection, so a request's setup parameters
+	// (kept between requests) never carry the previous one's.
+	for _, n := range []int{1, 2, 8, 9, 12, 3} {
+		for _, form := range []string{"map", "list", "both"} {
+			for _, readOnly := range []bool{false, true} {
+				c := pg.Caller{Role: pg.RoleAnon, Claims: []byte(`{"role":"anon"}`), Settings: map[string]string{}}
+				var probe strings.Builder
+				probe.WriteString(`select concat_ws(' ', current_setting('transaction_read_only')`)
+				want := map[bool]string{false: "off", true: "on"}[readOnly]
+				for i := range n {
+					k := fmt.Sprintf("masthead.test_%d", i)
+					v := fmt.Sprintf("v%d'%d", i, n)
+					if form == "map" || (form == "both" && i%2 == 0) {
+						c.Settings[k] = v
+					} else {
+						c.More = append(c.More, pg.Setting{Name: []byte(k), Value: []byte(v)})
+					}
+					probe.WriteString(", current_setting('" + k + "')")
+					want += " " + v
+				}
+				probe.WriteString(")")
+				rs, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), c, readOnly, false, pg.Stmt{SQL: probe.String()})
+				if err != nil {
+					t.Fatalf("%d settings as %s, read-only %v: %v", n, form, readOnly, err)
+				}
+				if got := string(rs[0].Rows[0][0]); got != want {
+					t.Errorf("%d settings as %s, read-only %v: got %q, want %q", n, form, readOnly, got, want)
+				}
 			}
 		}
+	}
+	// A name in both: More goes after Settings, so its value is the one that holds.
+	c := pg.Caller{Role: pg.RoleAnon, Claims: []byte(`{"role":"anon"}`), Settings: map[string]string{"masthead.test_0": "map"},
+		More: []pg.Setting{{Name: []byte("masthead.test_0"), Value: []byte("list")}}}
+	rs, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), c, true, false, pg.Stmt{SQL: `select current_setting('masthead.test_0')`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(rs[0].Rows[0][0]); got != "list" {
+		t.Errorf("a setting in both: got %q, want More's", got)
 	}
 }
 

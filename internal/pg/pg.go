@@ -34,13 +34,23 @@ type Caller struct {
 	Role string
 	// Claims is the JSON object published as request.jwt.claims; nil means none.
 	Claims json.RawMessage
-	// Settings are further transaction-local settings, such as request.method for REST.
+	// Settings are further transaction-local settings, such as a storage request's path.
 	Settings map[string]string
+	// More are further settings too, sent after Settings, for a caller that makes them on
+	// every request (REST's request.method, request.headers, …): values it holds as bytes
+	// already, instead of a map built per request whose every value the setup copies again.
+	More []Setting
 	// Subject and SessionID are the sub and session_id inside Claims, for claims the identity
 	// service has verified and decoded (VerifiedCaller): the database then checks the session
 	// and learns the user without parsing Claims (migration 019). Empty, it reads them from
 	// Claims.
 	Subject, SessionID string
+}
+
+// Setting is one further transaction-local setting: its name (a constant of the caller's, never
+// input, held as bytes so that the setup sends it as it is) and its value.
+type Setting struct {
+	Name, Value []byte
 }
 
 // Anon is the caller holding only the publishable key.
@@ -176,15 +186,15 @@ func setupText(ids int, readOnly bool, n int) string {
 	return b.String()
 }
 
-// setup returns the setup text for c and its text parameters; readOnly adds
-// transaction_read_only for a pipeline that has no BEGIN of its own.
-func setup(c Caller, readOnly bool) (string, [][]byte) {
+// setup returns the setup text for c and its text parameters, appended to params (which
+// pipeline keeps from one request to the next); readOnly adds transaction_read_only for a
+// pipeline that has no BEGIN of its own.
+func setup(c Caller, readOnly bool, params [][]byte) (string, [][]byte) {
 	claims := c.Claims
 	if len(claims) == 0 {
 		claims = json.RawMessage("{}")
 	}
-	params := make([][]byte, 2, 4+2*len(c.Settings))
-	params[0], params[1] = roleBytes(c.Role), claims
+	params = append(params, roleBytes(c.Role), claims)
 	ids := 0
 	if c.SessionID != "" {
 		ids = 1
@@ -193,15 +203,22 @@ func setup(c Caller, readOnly bool) (string, [][]byte) {
 	for k, v := range c.Settings {
 		params = append(params, settingName(k), []byte(v))
 	}
+	for _, m := range c.More {
+		params = append(params, m.Name, m.Value)
+	}
 	ro := 0
 	if readOnly {
 		ro = 1
 	}
-	if n := len(c.Settings); n > setupTextsMax {
+	n := len(c.Settings) + len(c.More)
+	if n > setupTextsMax {
 		return setupText(ids, readOnly, n), params
 	}
-	return setupTexts[ids][ro][len(c.Settings)], params
+	return setupTexts[ids][ro][n], params
 }
+
+// setupParams keeps the setup's parameter lists between requests (a list of 14 for REST's).
+var setupParams = sync.Pool{New: func() any { return new([][]byte) }}
 
 // settingNames are the names of the settings callers have set, as setup parameters, so that a
 // request does not copy each name to the heap. Names are the callers' constants, never input;
@@ -239,7 +256,7 @@ func WithCaller(ctx context.Context, pool *pgxpool.Pool, c Caller, opts pgx.TxOp
 
 // Setup applies c to an open transaction in one statement.
 func Setup(ctx context.Context, tx pgx.Tx, c Caller) error {
-	sql, params := setup(c, false) // the transaction's own options say whether it is read-only
+	sql, params := setup(c, false, nil) // the transaction's own options say whether it is read-only
 	args := make([]any, len(params))
 	for i, p := range params {
 		args[i] = string(p)

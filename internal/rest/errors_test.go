@@ -135,7 +135,7 @@ func TestWriteJSONStringAsEncoder(t *testing.T) {
 	}
 	h := http.Header{"Authorization": {"Bearer x"}, "X-Odd\"Name": {"v"}, "Empty": nil}
 	var m map[string]string
-	if err := json.Unmarshal([]byte(headersJSON(h)), &m); err != nil || len(m) != 2 || m["authorization"] != "Bearer x" || m[`x-odd"name`] != "v" {
+	if err := json.Unmarshal(headersJSON(h), &m); err != nil || len(m) != 2 || m["authorization"] != "Bearer x" || m[`x-odd"name`] != "v" {
 		t.Errorf("headersJSON = %s (%v)", headersJSON(h), err)
 	}
 }

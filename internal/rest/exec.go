@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -55,10 +56,10 @@ func retryOnPrimary(rq *request, replica bool, err error) bool {
 	return true
 }
 
+// pooled takes a connection from pool through the handler's Acquirer, which bounds the wait by
+// AcquireTimeout without arming a timer per request (see pg.Acquirer).
 func (h *Handler) pooled(ctx context.Context, pool *pgxpool.Pool) (*pgxpool.Conn, error) {
-	actx, cancel := context.WithTimeout(ctx, h.cfg.AcquireTimeout)
-	defer cancel()
-	conn, err := pool.Acquire(actx)
+	conn, err := h.acquirer.Acquire(ctx, pool)
 	if err == nil {
 		return conn, nil
 	}
@@ -79,27 +80,55 @@ func unavailable(cause error) *Error {
 		Message: "Database connection error. Retrying the connection.", cause: cause}
 }
 
-// callerFor adds PostgREST's per-request settings to the caller.
+// callerFor adds PostgREST's per-request settings to the caller, as a list kept in rq (no map
+// per request, and values the setup sends as they are).
 func (h *Handler) callerFor(rq *request) pg.Caller {
 	c := rq.caller
-	settings := make(map[string]string, len(c.Settings)+5)
-	for k, v := range c.Settings {
-		settings[k] = v
-	}
 	r := rq.c.Request()
-	settings["request.method"] = r.Method
-	settings["request.path"] = rq.path
-	settings["request.headers"] = headersJSON(r.Header)
-	settings["statement_timeout"] = h.timeoutMS
-	settings["masthead.max_embedded_rows"] = h.maxEmbedded
-	c.Settings = settings
+	rq.settings = [...]pg.Setting{
+		{Name: settingMethod, Value: methodBytes(r.Method)},
+		{Name: settingPath, Value: []byte(rq.path)},
+		{Name: settingHeaders, Value: headersJSON(r.Header)},
+		{Name: settingTimeout, Value: h.timeoutMS},
+		{Name: settingEmbedded, Value: h.maxEmbedded},
+	}
+	if len(c.More) == 0 {
+		c.More = rq.settings[:]
+	} else {
+		c.More = append(slices.Clip(c.More), rq.settings[:]...)
+	}
 	return c
+}
+
+// The names of the per-request settings, as the setup sends them.
+var (
+	settingMethod   = []byte("request.method")
+	settingPath     = []byte("request.path")
+	settingHeaders  = []byte("request.headers")
+	settingTimeout  = []byte("statement_timeout")
+	settingEmbedded = []byte("masthead.max_embedded_rows")
+)
+
+// methods are the usual request methods as request.method's value, not copied per request.
+var methods = map[string][]byte{}
+
+func init() {
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		methods[m] = []byte(m)
+	}
+}
+
+func methodBytes(m string) []byte {
+	if b, ok := methods[m]; ok {
+		return b
+	}
+	return []byte(m)
 }
 
 // headersJSON renders request.headers as PostgREST does: one JSON object
 // with lower-case names and the first value of each header. A name needing no
 // escape (every name net/http parsed) is lowered straight into the buffer.
-func headersJSON(h http.Header) string {
+func headersJSON(h http.Header) []byte {
 	n := 2
 	for k, v := range h {
 		if len(v) > 0 {
@@ -129,7 +158,7 @@ func headersJSON(h http.Header) string {
 		writeJSONString(&b, v[0])
 	}
 	b.WriteByte('}')
-	return b.String()
+	return b.Bytes()
 }
 
 func lowerASCII(s string) string {

@@ -92,9 +92,11 @@ type Handler struct {
 	log    *slog.Logger
 	shares *shares
 	plans  planCache
+	// acquirer takes pooled connections waiting at most AcquireTimeout.
+	acquirer *pg.Acquirer
 	// timeoutMS and maxEmbedded are StatementTimeout and MaxEmbeddedRows as the settings
 	// every request sends, formatted once.
-	timeoutMS, maxEmbedded string
+	timeoutMS, maxEmbedded []byte
 }
 
 // NewHandler builds the handler; schema must already be loaded.
@@ -104,8 +106,9 @@ func NewHandler(pool *pgxpool.Pool, schema *SchemaCache, auth Authenticator, cfg
 		cfg.PoolShare = max(2, int(pool.Config().MaxConns)/4)
 	}
 	return &Handler{pool: pool, schema: schema, auth: auth, cfg: cfg, log: log, shares: newShares(cfg.PoolShare, cfg.PoolShareWait),
-		timeoutMS:   strconv.FormatInt(cfg.StatementTimeout.Milliseconds(), 10),
-		maxEmbedded: strconv.FormatInt(cfg.MaxEmbeddedRows, 10)}
+		acquirer:    pg.NewAcquirer(cfg.AcquireTimeout),
+		timeoutMS:   strconv.AppendInt(nil, cfg.StatementTimeout.Milliseconds(), 10),
+		maxEmbedded: strconv.AppendInt(nil, cfg.MaxEmbeddedRows, 10)}
 }
 
 // Mount registers the routes on a group mounted at /rest/v1.
@@ -149,6 +152,8 @@ type request struct {
 	object bool // answer the one row as an object, in application/json (a function's one row)
 	prefer Prefer
 	path   string // request.path as PostgREST sets it, relative to /rest/v1
+	// settings are PostgREST's per-request settings, made by callerFor.
+	settings [5]pg.Setting
 }
 
 const (

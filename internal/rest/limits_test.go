@@ -52,12 +52,18 @@ func TestLimits(t *testing.T) {
 			}
 			held = append(held, c)
 		}
+		start := time.Now()
 		r := f.do(t, call{user: "editorA", path: "/channels"})
+		took := time.Since(start)
 		for _, c := range held {
 			c.Release()
 		}
 		if r.status != http.StatusServiceUnavailable || r.errCode(t) != "PGRST003" {
 			t.Errorf("%d %s", r.status, r.body)
+		}
+		// It waited the configured AcquireTimeout (100ms), no less, and not much more.
+		if took < 100*time.Millisecond || took > 2*time.Second {
+			t.Errorf("answered after %v, want the 100ms AcquireTimeout", took)
 		}
 		if r := f.do(t, call{user: "editorA", path: "/channels?limit=1"}); r.status != http.StatusOK {
 			t.Errorf("after release: %d %s", r.status, r.body)

@@ -2,7 +2,6 @@ package rest
 
 import (
 	"net/http"
-	"strings"
 	"sync"
 
 	"masthead/internal/pg"
@@ -24,7 +23,7 @@ type readPlan struct {
 // starts over, which costs one planning per shape.
 type planCache struct {
 	mu    sync.Mutex
-	plans map[string]*readPlan
+	plans map[planKey]*readPlan
 }
 
 // planCacheSize caps the shapes kept; past it the cache empties and fills again.
@@ -33,38 +32,38 @@ const planCacheSize = 1024
 // planKeyMax is the longest request shape cached; longer ones are planned every time.
 const planKeyMax = 4096
 
-// readKey is the request's shape, or "" when it is not worth caching.
-func readKey(table string, r *http.Request) string {
-	var b strings.Builder
-	n := len(table) + len(r.Method) + len(r.URL.RawQuery) + 8
-	for _, h := range []string{"Accept", "Range", "Range-Unit", "Prefer", "Accept-Profile"} {
-		for _, v := range r.Header.Values(h) {
-			n += len(v) + 1
+// planKey is a read's shape: what its plan depends on besides the schema. The strings are the
+// request's own (no key is built per request); a header given more than once makes a request
+// that is not cached.
+type planKey struct {
+	method, table, query                    string
+	accept, rng, rangeUnit, prefer, profile string
+}
+
+// readKey is the request's shape, and false when it is not worth caching.
+func readKey(table string, r *http.Request) (planKey, bool) {
+	k := planKey{method: r.Method, table: table, query: r.URL.RawQuery}
+	n := len(k.method) + len(k.table) + len(k.query)
+	for _, f := range [...]struct {
+		name string
+		dst  *string
+	}{{"Accept", &k.accept}, {"Range", &k.rng}, {"Range-Unit", &k.rangeUnit}, {"Prefer", &k.prefer}, {"Accept-Profile", &k.profile}} {
+		switch v := r.Header[f.name]; len(v) {
+		case 0:
+		case 1:
+			*f.dst = v[0]
+			n += len(v[0])
+		default:
+			return planKey{}, false
 		}
 	}
 	if n > planKeyMax {
-		return ""
+		return planKey{}, false
 	}
-	b.Grow(n)
-	b.WriteString(r.Method)
-	b.WriteByte(0)
-	b.WriteString(table)
-	b.WriteByte(0)
-	b.WriteString(r.URL.RawQuery)
-	for _, h := range []string{"Accept", "Range", "Range-Unit", "Prefer", "Accept-Profile"} {
-		b.WriteByte(0)
-		for _, v := range r.Header.Values(h) {
-			b.WriteString(v)
-			b.WriteByte(1)
-		}
-	}
-	return b.String()
+	return k, true
 }
 
-func (c *planCache) get(key string, s *Schema) *readPlan {
-	if key == "" {
-		return nil
-	}
+func (c *planCache) get(key planKey, s *Schema) *readPlan {
 	c.mu.Lock()
 	p := c.plans[key]
 	c.mu.Unlock()
@@ -74,13 +73,10 @@ func (c *planCache) get(key string, s *Schema) *readPlan {
 	return p
 }
 
-func (c *planCache) put(key string, p *readPlan) {
-	if key == "" {
-		return
-	}
+func (c *planCache) put(key planKey, p *readPlan) {
 	c.mu.Lock()
 	if c.plans == nil || len(c.plans) >= planCacheSize {
-		c.plans = make(map[string]*readPlan, 64)
+		c.plans = make(map[planKey]*readPlan, 64)
 	}
 	c.plans[key] = p
 	c.mu.Unlock()

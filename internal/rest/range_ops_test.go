@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 )
 
@@ -39,5 +40,18 @@ func TestRangeOperators(t *testing.T) {
 				t.Errorf("%d %s, want %s", r.status, r.body, tt.want)
 			}
 		})
+	}
+}
+
+// TestFirstPages: the shared Content-Range values of uncounted first pages read as the ones
+// formatted for every other page.
+func TestFirstPages(t *testing.T) {
+	if got := firstPages[0]; len(got) != 1 || got[0] != "*/*" {
+		t.Errorf("no rows: %q", got)
+	}
+	for n := 1; n < len(firstPages); n++ {
+		if got, want := firstPages[n], fmt.Sprintf("0-%d/*", n-1); len(got) != 1 || got[0] != want {
+			t.Errorf("%d rows: %q, want %q", n, got, want)
+		}
 	}
 }
