@@ -1,0 +1,91 @@
+package pg_test
+
+import (
+	"testing"
+)
+
+// TestFreezeAsksRoleInThePublicationsProject pins who the content freeze (app.content_frozen,
+// which since 027 asks app.editable_status one question per publication) speaks for: an
+// editor, lead or owner of the publication's own project meets the freeze, on every row of a
+// many-row statement, while anyone else is left to the table's policies and lookups, which
+// answer as they always did (a reviewer's write refused by the policy, another tenant's
+// publication not found), never with the freeze's PT409, which would tell an outsider the
+// publication's status.
+func TestFreezeAsksRoleInThePublicationsProject(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	draft := f.dressedIn(t, "draft")
+	reviewing := f.dressedIn(t, "reviewing")
+	changes := f.dressedIn(t, "changes_requested")
+	frozenBefore := f.content(t, reviewing)
+
+	for _, who := range []string{"editorA", "leadA", "ownerA"} {
+		t.Run(who, func(t *testing.T) {
+			// One statement over an open and a frozen publication: refused whole.
+			_, err := f.try(who, `insert into promos (publication_id, channel, body)
+				select unnest($1::uuid[]), 'bluesky', 'both'`, []string{draft, reviewing})
+			if sqlstate(err) != "PT409" {
+				t.Fatalf("insert over a draft and a publication in review: %v, want PT409", err)
+			}
+			// A delete over both, the frozen one's row met wherever it comes in the statement.
+			_, err = f.try(who, `delete from promos where publication_id = any ($1::uuid[])`, []string{draft, reviewing})
+			if sqlstate(err) != "PT409" {
+				t.Fatalf("delete over a draft and a publication in review: %v, want PT409", err)
+			}
+			// Both open: every row written.
+			if n, err := f.try(who, `insert into promos (publication_id, channel, body)
+				select unnest($1::uuid[]), 'bluesky', 'both'`, []string{draft, changes}); err != nil || n != 2 {
+				t.Fatalf("insert over a draft and a publication with changes requested: %d rows, %v", n, err)
+			}
+		})
+	}
+
+	// Not an editor there: the freeze says nothing; the policy refuses a reviewer of A, and a
+	// publication of a project the caller is not in looks missing.
+	_, err := f.try("reviewerA", `insert into promos (publication_id, channel, body) values ($1, 'bluesky', 'r')`, reviewing)
+	if sqlstate(err) != "42501" {
+		t.Errorf("a reviewer's promo on a publication in review: %v, want the policy's 42501", err)
+	}
+	_, err = f.try("editorB", `insert into promos (publication_id, channel, body) values ($1, 'bluesky', 'b')`, reviewing)
+	if sqlstate(err) != "23503" {
+		t.Errorf("another tenant's editor, on a publication in review: %v, want 23503 (not found)", err)
+	}
+	_, err = f.try("editorB", `delete from promos where publication_id = $1`, reviewing)
+	if err != nil {
+		t.Errorf("another tenant's editor deleting promos they cannot see: %v, want nothing done", err)
+	}
+	if after := f.content(t, reviewing); after != frozenBefore {
+		t.Fatalf("the frozen publication changed from %q to %q", frozenBefore, after)
+	}
+}
+
+// TestGuardRoleOnlyForEditsAndMoves: since 027 the guard looks the caller's role up only for
+// an update that edits content or moves the publication; a version bump (a promo change) asks
+// nothing. Each role still gets exactly what its role allows.
+func TestGuardRoleOnlyForEditsAndMoves(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	id := f.draft(t, "Guarded")
+	_, v0 := f.statusOf(t, id)
+	// A bump: an editor's promo raises the version by one.
+	if _, err := f.exec("editorA", `insert into promos (publication_id, channel, body) values ($1, 'bluesky', 'hi')`, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, v := f.statusOf(t, id); v != v0+1 {
+		t.Fatalf("version %d after a promo, want %d", v, v0+1)
+	}
+	// An edit: a reviewer may not, an editor may.
+	if _, err := f.try("reviewerA", `update publications set title = 'By a reviewer' where id = $1`, id); sqlstate(err) != "42501" {
+		t.Errorf("a reviewer's edit: %v, want 42501", err)
+	}
+	if n, err := f.try("editorA", `update publications set title = 'By the editor' where id = $1`, id); err != nil || n != 1 {
+		t.Errorf("the editor's edit: %d rows, %v", n, err)
+	}
+	// A move: a reviewer may not submit, an editor may.
+	if _, err := f.try("reviewerA", `update publications set status = 'reviewing' where id = $1`, id); sqlstate(err) != "42501" {
+		t.Errorf("a reviewer's submit: %v, want 42501", err)
+	}
+	if n, err := f.try("editorA", `update publications set status = 'reviewing' where id = $1`, id); err != nil || n != 1 {
+		t.Errorf("the editor's submit: %d rows, %v", n, err)
+	}
+}
