@@ -89,3 +89,42 @@ func TestGuardRoleOnlyForEditsAndMoves(t *testing.T) {
 		t.Errorf("the editor's submit: %d rows, %v", n, err)
 	}
 }
+
+// TestAuditInsertsOnlyFromTriggers: since 027 the append-only triggers of the audit and the
+// revisions test the trigger depth in their WHEN clause. The workflow's triggers still write
+// both (a submit: one event, one revision), while an insert from anywhere else is refused,
+// whoever makes it: the table owner, a statement in a function (not a trigger), a member.
+func TestAuditInsertsOnlyFromTriggers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	id := f.draft(t, "Audited")
+	if _, _, err := f.rpc("editorA", "submit_for_review", id); err != nil {
+		t.Fatal(err)
+	}
+	own := f.db.Owner(t)
+	var events, revisions int
+	mustScan(t, own.QueryRow(t.Context(), `select (select count(*) from status_events where publication_id = $1),
+		(select count(*) from publication_revisions where publication_id = $1)`, id), &events, &revisions)
+	if events != 1 || revisions != 1 {
+		t.Fatalf("after a submit: %d events and %d revisions, want 1 and 1", events, revisions)
+	}
+	event := `insert into status_events (project_id, publication_id, from_status, to_status, intent, via)
+		select project_id, id, 'draft', 'reviewing', 'submit', 'direct' from publications where id = '` + id + `'`
+	revision := `insert into publication_revisions (project_id, publication_id, round, version, snapshot)
+		select project_id, id, 9, version, '{}' from publications where id = '` + id + `'`
+	for _, q := range []string{event, revision} {
+		for _, wrapped := range []string{q, `do $$ begin ` + q + `; end $$`} {
+			if _, err := own.Exec(t.Context(), wrapped); sqlstate(err) != "42501" {
+				t.Errorf("the owner ran %q: %v, want 42501", wrapped, err)
+			}
+		}
+		if _, err := f.try("ownerA", q); err == nil {
+			t.Errorf("a project owner ran %q", q)
+		}
+	}
+	mustScan(t, own.QueryRow(t.Context(), `select (select count(*) from status_events where publication_id = $1),
+		(select count(*) from publication_revisions where publication_id = $1)`, id), &events, &revisions)
+	if events != 1 || revisions != 1 {
+		t.Fatalf("after the refused inserts: %d events and %d revisions, want 1 and 1", events, revisions)
+	}
+}

@@ -149,3 +149,24 @@ begin
   end loop;
   return case when tg_op = 'DELETE' then old else new end;
 end $$;
+
+-------------------------------------------------------------------------------------------------
+-- The append-only audit and revisions: an insert made by a trigger (the workflow's, at trigger
+-- depth 1 or more when the row arrives) no longer calls the refusing function only for it to
+-- return at once. The condition moves into the trigger's WHEN clause, which PostgreSQL
+-- evaluates before the call, one trigger level further out than the function saw it (the
+-- function, at depth 2 or more, let the row through; WHEN sees 1 or more). Any other insert
+-- still meets the function and its error; updates, deletes and truncates too, as before.
+-- The triggers keep their names, so their place among the tables' triggers.
+
+drop trigger status_events_append_only on public.status_events;
+create trigger status_events_append_only before insert on public.status_events
+  for each row when (pg_trigger_depth() < 1) execute function app.status_events_append_only();
+create trigger status_events_unchanged before update or delete on public.status_events
+  for each row execute function app.status_events_append_only();
+
+drop trigger publication_revisions_append_only on public.publication_revisions;
+create trigger publication_revisions_append_only before insert on public.publication_revisions
+  for each row when (pg_trigger_depth() < 1) execute function app.revisions_append_only();
+create trigger publication_revisions_unchanged before update or delete on public.publication_revisions
+  for each row execute function app.revisions_append_only();
