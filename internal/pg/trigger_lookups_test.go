@@ -1,6 +1,7 @@
 package pg_test
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -126,5 +127,42 @@ func TestAuditInsertsOnlyFromTriggers(t *testing.T) {
 		(select count(*) from publication_revisions where publication_id = $1)`, id), &events, &revisions)
 	if events != 1 || revisions != 1 {
 		t.Fatalf("after the refused inserts: %d events and %d revisions, want 1 and 1", events, revisions)
+	}
+}
+
+// TestPublicationChecksRewritten: 027 rewrote two CHECKs of publications to cost less; the
+// rules are the same. A slug is one lowercase letter or digit and then at most 199 of those or
+// hyphens; a body has at most 200,000 characters, however many bytes they take (TestTextBounds
+// has the two-byte case at the bound; here the one-byte one, which the byte count decides).
+func TestPublicationChecksRewritten(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	slugs := []struct {
+		slug string
+		ok   bool
+	}{
+		{"a", true}, {"9", true}, {"a-b-9", true}, {"a--", true},
+		{"a" + strings.Repeat("-", 199), true}, {strings.Repeat("x", 200), true},
+		{strings.Repeat("x", 201), false}, {"a" + strings.Repeat("b", 200), false},
+		{"", false}, {"-a", false}, {"A", false}, {"aB", false}, {"a_b", false}, {"a b", false},
+		{"é", false}, {"aé", false}, {"a\n", false}, {"a\nb", false}, {"a.b", false},
+	}
+	for _, c := range slugs {
+		_, err := f.try("editorA", `insert into publications (project_id, collection_id, title, slug) values ($1, $2, 'T', $3)`,
+			f.projA, f.collA, c.slug)
+		switch {
+		case c.ok && err != nil:
+			t.Errorf("slug %q refused: %v", c.slug, err)
+		case !c.ok && (sqlstate(err) != "23514" || !strings.Contains(err.Error(), "publications_slug_check")):
+			t.Errorf("slug %q: %v, want 23514 naming publications_slug_check", c.slug, err)
+		}
+	}
+	draft := f.draft(t, "Long body")
+	if _, err := f.try("editorA", `update publications set body = $2 where id = $1`, draft, strings.Repeat("b", 200000)); err != nil {
+		t.Errorf("200,000 one-byte characters: %v", err)
+	}
+	_, err := f.try("editorA", `update publications set body = $2 where id = $1`, draft, strings.Repeat("b", 200001))
+	if sqlstate(err) != "23514" || !strings.Contains(err.Error(), "body_at_most_200000_chars") {
+		t.Errorf("200,001 one-byte characters: %v, want 23514 naming body_at_most_200000_chars", err)
 	}
 }
