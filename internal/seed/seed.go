@@ -152,10 +152,17 @@ func Run(ctx context.Context, ownerURL string, opts Options) (Summary, error) {
 // openPool connects as the owner. Each project is seeded on its own connection, so the pool
 // holds one per project plus one for the surrounding work.
 //
-// Two session settings suit a seed and nothing else: JIT is off because the bulk statements
+// Three session settings suit a seed and nothing else: JIT is off because the bulk statements
 // are large enough to trigger compilation yet spend their time in per-row triggers it cannot
-// speed up, and commits do not wait for the disk, because a seed cut short by a crash is
-// redone on a fresh database anyway.
+// speed up; commits do not wait for the disk, because a seed cut short by a crash is redone on
+// a fresh database anyway; and work_mem is seedWorkMem, because every bulk UPDATE of
+// publications keeps its old and new rows for the statement-level audit and version triggers
+// (transition tables), some 14 MB each for a batch, which with the server's default spilled
+// about 1 GB to temporary files over a 100,000-publication seed, written and read back.
+// seedWorkMem holds a bulk batch's transition tables (bulkBatch rows of publications, old and
+// new) in memory, on each of the len(projects)+1 connections.
+const seedWorkMem = "64MB"
+
 func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -163,6 +170,7 @@ func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	}
 	cfg.ConnConfig.RuntimeParams["jit"] = "off"
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	cfg.ConnConfig.RuntimeParams["work_mem"] = seedWorkMem
 	cfg.MaxConns = int32(len(projects) + 1)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -341,6 +341,13 @@ func logHotspots(b *testing.B, conn *pgx.Conn) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// Temporary files: a statement's transition tables or sorts that outgrew work_mem.
+	var temp string
+	if err := conn.QueryRow(ctx, `select format('%s temporary files, %s', temp_files, pg_size_pretty(temp_bytes))
+		from pg_stat_database where datname = current_database()`).Scan(&temp); err != nil {
+		b.Fatal(err)
+	}
+	tables = append(tables, temp)
 	rows, _ = conn.Query(ctx, `select format('%s.%s: %s calls, %s s of its own (%s µs a call), %s s in all',
 		schemaname, funcname, calls, round(self_time / 1000), round(self_time * 1000 / greatest(calls, 1)), round(total_time / 1000))
 		from pg_stat_user_functions order by self_time desc limit 12`)
