@@ -28,8 +28,16 @@ func TestSearchWords(t *testing.T) {
 	f.bulk(t, 20000) // "Bulk 1" … "Bulk 20000" in A and in B, body "body"
 	ctx := context.Background()
 	own := f.db.Owner(t)
-	if _, err := own.Exec(ctx, `analyze publications`); err != nil {
-		t.Fatal(err)
+	// Five of A's newest 100 rows say "quay" in their summary: neither common nor rare.
+	for _, q := range []string{
+		`set session_replication_role = replica`, // fixture data: no caller does this
+		`update publications set summary = 'by the quay' where slug in ('bulk-3', 'bulk-13', 'bulk-23', 'bulk-33', 'bulk-43')`,
+		`set session_replication_role = origin`,
+		`vacuum analyze publications`,
+	} {
+		if _, err := own.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	// asOwner runs fn as search_publications runs its helpers: as the owner, with the claims.
@@ -54,12 +62,16 @@ func TestSearchWords(t *testing.T) {
 		{"viewerA", "Bulk 271", f.projA, ptr("%271%")},
 		{"viewerA", "bulk 271 bulk 2710", f.projA, ptr("%271%2710%")},
 		{"viewerA", "Bulk-271", f.projA, ptr("%271%")},
-		{"viewerA", "Bulk 27", f.projA, nil},             // "27" has no trigram of its own: the phrase
-		{"viewerA", "regatta", f.projA, nil},             // one word: no choice
-		{"viewerA", "Bulk body", f.projA, ptr("%body%")}, // in every body, but the sample reads titles and summaries
-		{"viewerA", "Bulk 271", nil, nil},                // no project: the phrase
-		{"outsider", "Bulk 271", f.projA, nil},           // not a member: no sample, the phrase
-		{"editorB", "Bulk 271", f.projA, nil},            // the same for a member of another project
+		{"viewerA", "Bulk 27", f.projA, nil},                // "27" has no trigram of its own: the phrase
+		{"viewerA", "regatta", f.projA, nil},                // one word: no choice
+		{"viewerA", "Bulk body", f.projA, nil},              // both common: "body" is in every body
+		{"viewerA", "Bulk 271 body", f.projA, ptr("%271%")}, // two common words, one rare
+		{"viewerA", "Bulk 27 body 1", f.projA, nil},         // no word rare enough to look up alone
+		{"viewerA", "Bulk quay", f.projA, nil},              // "quay" in 5 of the 100: not rare enough
+		{"viewerA", "Bulk 13 by the quay", f.projA, nil},    // nor with "the"
+		{"viewerA", "Bulk 271", nil, nil},                   // no project: the phrase
+		{"outsider", "Bulk 271", f.projA, nil},              // not a member: no sample, the phrase
+		{"editorB", "Bulk 271", f.projA, nil},               // the same for a member of another project
 	} {
 		asOwner(own, c.user, func(tx pgx.Tx) {
 			var got *string
@@ -105,7 +117,7 @@ func TestSearchWords(t *testing.T) {
 		return ids
 	}
 	for _, phrase := range []string{"Bulk 271", "BULK 2710", " bulk 271 ", "Bulk 2719", "bulk 271 bulk 2710",
-		"Bulk-271", "Bulk_271", "Bulk%271", "Bulk 271 body", "Bulk 2 71", "Bulk 9999", "Bulk 27", "ulk 1"} {
+		"Bulk-271", "Bulk_271", "Bulk%271", "Bulk 271 body", "Bulk 2 71", "Bulk 9999", "Bulk 27", "ulk 1", "Bulk quay", "Bulk 13 by the quay", "bulk 13 by"} {
 		want := direct(phrase, f.projA)
 		if got := search("viewerA", phrase, f.projA); !slices.Equal(got, want) {
 			t.Errorf("search %q in A as viewerA: %d rows %v, want %d %v", phrase, len(got), got, len(want), want)

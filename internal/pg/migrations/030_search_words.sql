@@ -10,10 +10,11 @@
 -- samples of the backend).
 --
 -- app.search_words picks, from the newest 100 rows of the project searched (as
--- app.search_by_field does, their titles and summaries only), the phrase's words that are
--- common (in at least 20 of them). When some are common and some are not, search_publications
--- asks the index for the rare ones only ('%4711%'; several in the phrase's order,
--- '%regatta%lighthouse%'), and keeps of what the index finds the rows that hold the phrase.
+-- app.search_by_field samples them), the phrase's words that are common (in at least 20 of
+-- them). When some are common and the others rare (all of them together in at most 2),
+-- search_publications asks the index for the rare ones only ('%4711%'; several in the
+-- phrase's order, '%regatta%lighthouse%'), and keeps of what the index finds the rows that
+-- hold the phrase.
 -- The rows are the same: every row holding the phrase holds each of its words, in that order,
 -- so the index's pattern lets through every row the phrase matches, and the phrase itself then
 -- decides, matched as ilike matches (lower(text) like lower(pattern) is what ilike does in a
@@ -25,9 +26,15 @@
 -- search_words returns the pattern search_publications gives the trigram index for phrase in
 -- project instead of the phrase: its words (runs of 3 or more letters or digits, so that each
 -- has a trigram of its own and none holds a LIKE wildcard) that fewer than 20 of the project's
--- newest 100 rows the caller may search hold in their title or summary, in the phrase's order,
--- as '%w1%w2%'. Null, "the phrase itself", when there is no such choice: no common word, no
--- rare word, or no project. Called by search_publications as its owner; no caller may call it.
+-- newest 100 rows the caller may search hold in their title, summary or the first 200
+-- characters of their body (substr reads no more of a long body than that), in the phrase's
+-- order, as '%w1%w2%', when at most 2 of those rows hold them all (rare words: few rows for
+-- the phrase to decide on; words as common as a few in a hundred would cost more rows than
+-- the common word's posting lists). The words are cut from the lowered phrase, so each is a
+-- piece of what ilike looks for in the lowered text whatever lower() makes of a letter's
+-- neighbours. Null, "the phrase itself", when there is no such choice: no common word, no
+-- rare word, words neither common nor rare, or no project.
+-- Called by search_publications as its owner; no caller may call it.
 create function app.search_words(phrase text, project uuid) returns text
 language plpgsql stable set search_path = ''
 as $$
@@ -37,9 +44,10 @@ begin
   return (
     with words as (
       select r.m[1] as word, r.o
-        from regexp_matches(phrase, '[[:alnum:]]{3,}', 'g') with ordinality r(m, o)),
+        from regexp_matches(lower(phrase), '[[:alnum:]]{3,}', 'g') with ordinality r(m, o)),
     sample as materialized (
-      select lower(n.title) as title, lower(n.summary) as summary
+      select lower(n.title) || E'\n' || lower(n.summary) || E'\n' || lower(substr(n.body, 1, 200))
+               as text
         from public.publications n
        where n.project_id = project
          and n.project_id = any ((select app.project_ids())::uuid[])
@@ -47,14 +55,15 @@ begin
        limit 100),
     counted as (
       select w.word, w.o,
-             (select count(*) from sample s
-               where s.title like '%' || lower(w.word) || '%'
-                  or s.summary like '%' || lower(w.word) || '%') >= 20 as common
+             (select count(*) from sample s where s.text like '%' || w.word || '%') >= 20 as common
         from words w
-       where (select count(*) from words) > 1)
-    select case when bool_or(c.common) and not bool_and(c.common)
-                then '%' || string_agg(c.word, '%' order by c.o) filter (where not c.common) || '%' end
-      from counted c);
+       where (select count(*) from words) > 1),
+    chosen as (
+      select '%' || string_agg(c.word, '%' order by c.o) filter (where not c.common) || '%' as pattern
+        from counted c
+      having bool_or(c.common) and not bool_and(c.common))
+    select h.pattern from chosen h
+     where (select count(*) from sample s where s.text like h.pattern) <= 2);
 end
 $$;
 
@@ -111,7 +120,7 @@ begin
         offset 0) w
       where w.title ilike $1 or w.summary ilike $1 or w.body ilike $1
       limit $3';
-  else
+  elsif project is not null then
     words := app.search_words(p, project);
     if words is not null then
       -- The index finds the rare words ($10); the phrase, lowered as ilike lowers it, decides.
