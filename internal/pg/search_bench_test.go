@@ -1,10 +1,13 @@
 package pg_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -30,6 +33,8 @@ var searchPhrases = []string{"lighthouse", "regatta", "Bulk 4711", "Harbour Fest
 // (search_publications). The floor is the same query as the table owner (no RLS, the
 // project named directly), alternated with ours by every person; "old" is the search as it
 // was, an ilike filter under RLS, which no index serves. A fixed sample whatever b.N is.
+// After the sample, ours_cpu-ms and floor_cpu-ms are the database's CPU time per search
+// (searched one at a time), which the machine's other load does not change.
 //
 //	go test ./internal/pg -run '^$' -bench FloorSearch
 func BenchmarkFloorSearch(b *testing.B) {
@@ -155,6 +160,58 @@ func BenchmarkFloorSearch(b *testing.B) {
 	for i, p := range searchPhrases {
 		b.ReportMetric(p95(byPhrase[p]), fmt.Sprintf("p95-ms-phrase%d", i+1))
 	}
+
+	// What a search costs the database, whatever the neighbours on the machine do to the p95:
+	// the CPU time of the backend serving the searches (utime and stime from /proc, 10 ms
+	// ticks), every phrase searched 50 times in turn by ours and by the floor, each on a
+	// connection of its own, after the sample. The mean over the phrases, per search.
+	const rounds = 50
+	oc, err := f.db.Pool.Acquire(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer oc.Release()
+	fc, err := owner.Acquire(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fc.Release()
+	var oursCPU, floorCPU time.Duration
+	for range rounds {
+		for _, p := range searchPhrases {
+			t0 := backendCPU(b, oc.Conn().PgConn().PID())
+			if _, err := pg.ExecAsCaller(ctx, oc.Conn().PgConn(), f.caller("viewerA"), true, false,
+				pg.Stmt{SQL: ours, Params: [][]byte{[]byte(p), []byte(f.projA)}, Prepare: true}); err != nil {
+				b.Fatal(err)
+			}
+			oursCPU += backendCPU(b, oc.Conn().PgConn().PID()) - t0
+			t0 = backendCPU(b, fc.Conn().PgConn().PID())
+			if _, err := fc.Exec(ctx, floor, pgx.QueryExecModeSimpleProtocol, "%"+p+"%", f.projA, 1001,
+				nil, nil, nil, nil, nil, nil, []string{f.projA}); err != nil {
+				b.Fatal(err)
+			}
+			floorCPU += backendCPU(b, fc.Conn().PgConn().PID()) - t0
+		}
+	}
+	n := float64(rounds * len(searchPhrases))
+	b.ReportMetric(float64(oursCPU.Microseconds())/1000/n, "ours_cpu-ms")
+	b.ReportMetric(float64(floorCPU.Microseconds())/1000/n, "floor_cpu-ms")
+}
+
+// backendCPU is the CPU time a PostgreSQL backend has used (utime and stime in its
+// /proc/<pid>/stat, in ticks of 10 ms).
+func backendCPU(b *testing.B, pid uint32) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatalf("backend %d: %v", pid, err)
+	}
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
+	var ticks int64
+	for _, v := range f[11:13] {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 func cmpErr(errs ...error) error {
