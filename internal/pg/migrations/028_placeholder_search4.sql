@@ -1,2 +1,0 @@
--- DROP AT MERGE: placeholder for migration 028, reserved by another helper, so that tern loads 030 on branch h-search4.
-select 1;
