@@ -15,7 +15,7 @@ import (
 
 // TestSearchWords: a phrase with a word common in the project's newest rows ("Bulk" in every
 // title of the bulk fixture) is looked up in the trigram index by its rare words (migration
-// 030): app.search_words names them, search_publications runs the words query (seen in its
+// 028): app.search_words names them, search_publications runs the words query (seen in its
 // nested plan through auto_explain: the index is asked for '%271%', not for the phrase), the
 // words query's own plan is a bitmap scan of publications_search_idx on the rare word with the
 // phrase as a filter, and whichever query runs the rows are exactly those of the phrase matched
