@@ -127,7 +127,7 @@ func BenchmarkDownloadDatabaseParts(b *testing.B) {
 	}
 	pid := conn.PID()
 	if _, err := backendCPU(pid); err != nil {
-		b.Skipf("no schedstat for the backend: %v", err)
+		b.Fatalf("no schedstat for the backend (it needs a kernel with schedstats): %v", err)
 	}
 	run := func(v *variant, n int) {
 		for range n {
