@@ -43,7 +43,7 @@ func TestExecAsCaller(t *testing.T) {
 		return n
 	}
 	user := pg.Caller{Role: pg.RoleAuthenticated, Claims: []byte(`{"sub":"00000000-0000-0000-0000-000000000001"}`),
-		Settings: map[string]string{"request.method": "GET"}}
+		Settings: []pg.Setting{{Name: []byte("request.method"), Value: []byte("GET")}}}
 
 	t.Run("role, claims and settings reach the statement", func(t *testing.T) {
 		_, done, rs, err := exec(user, true, false, pg.Stmt{SQL: `select current_user || ' ' || auth.uid() || ' ' ||

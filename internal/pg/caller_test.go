@@ -25,7 +25,8 @@ func TestSetupSettings(t *testing.T) {
 	}
 	defer conn.Release()
 	c := pg.Caller{Role: pg.RoleAnon, Claims: []byte(`{"role":"anon"}`),
-		Settings: map[string]string{"request.method": "GET", "request.path": `/a,"b"\c`}}
+		Settings: []pg.Setting{
+			{Name: []byte("request.method"), Value: []byte("GET")}, {Name: []byte("request.path"), Value: []byte(`/a,"b"\c`)}}}
 	var role, method, path, claims string
 	err = pgx.BeginTxFunc(ctx, conn, pg.ReadOnly, func(tx pgx.Tx) error {
 		if err := pg.Setup(ctx, tx, c); err != nil {
@@ -48,9 +49,10 @@ func TestSetupSettings(t *testing.T) {
 	}
 }
 
-// TestSetupManySettings: every further setting is in force, however many a caller sets and
-// however (Settings, More or both): up to the setup texts made in advance and past them,
-// read-only or not.
+// TestSetupManySettings: every further setting is in force, however many a caller sets: up to
+// the setup texts made in advance and past them, read-only or not, and from many settings to
+// few on the same connection, so a request's setup parameters (kept between requests) never
+// carry the previous one's. A name given twice holds its later value.
 func TestSetupManySettings(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
@@ -60,47 +62,38 @@ func TestSetupManySettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	// Each count of settings goes as a map (Settings), a list (More), or half of each; and
-	// from many settings to few on the same connection, so a request's setup parameters
-	// (kept between requests) never carry the previous one's.
 	for _, n := range []int{1, 2, 8, 9, 12, 3} {
-		for _, form := range []string{"map", "list", "both"} {
-			for _, readOnly := range []bool{false, true} {
-				c := pg.Caller{Role: pg.RoleAnon, Claims: []byte(`{"role":"anon"}`), Settings: map[string]string{}}
-				var probe strings.Builder
-				probe.WriteString(`select concat_ws(' ', current_setting('transaction_read_only')`)
-				want := map[bool]string{false: "off", true: "on"}[readOnly]
-				for i := range n {
-					k := fmt.Sprintf("masthead.test_%d", i)
-					v := fmt.Sprintf("v%d'%d", i, n)
-					if form == "map" || (form == "both" && i%2 == 0) {
-						c.Settings[k] = v
-					} else {
-						c.More = append(c.More, pg.Setting{Name: []byte(k), Value: []byte(v)})
-					}
-					probe.WriteString(", current_setting('" + k + "')")
-					want += " " + v
-				}
-				probe.WriteString(")")
-				rs, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), c, readOnly, false, pg.Stmt{SQL: probe.String()})
-				if err != nil {
-					t.Fatalf("%d settings as %s, read-only %v: %v", n, form, readOnly, err)
-				}
-				if got := string(rs[0].Rows[0][0]); got != want {
-					t.Errorf("%d settings as %s, read-only %v: got %q, want %q", n, form, readOnly, got, want)
-				}
+		for _, readOnly := range []bool{false, true} {
+			c := pg.Caller{Role: pg.RoleAnon, Claims: []byte(`{"role":"anon"}`)}
+			var probe strings.Builder
+			probe.WriteString(`select concat_ws(' ', current_setting('transaction_read_only')`)
+			want := map[bool]string{false: "off", true: "on"}[readOnly]
+			for i := range n {
+				k := fmt.Sprintf("masthead.test_%d", i)
+				v := fmt.Sprintf("v%d'%d", i, n)
+				c.Settings = append(c.Settings, pg.Setting{Name: []byte(k), Value: []byte(v)})
+				probe.WriteString(", current_setting('" + k + "')")
+				want += " " + v
+			}
+			probe.WriteString(")")
+			rs, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), c, readOnly, false, pg.Stmt{SQL: probe.String()})
+			if err != nil {
+				t.Fatalf("%d settings, read-only %v: %v", n, readOnly, err)
+			}
+			if got := string(rs[0].Rows[0][0]); got != want {
+				t.Errorf("%d settings, read-only %v: got %q, want %q", n, readOnly, got, want)
 			}
 		}
 	}
-	// A name in both: More goes after Settings, so its value is the one that holds.
-	c := pg.Caller{Role: pg.RoleAnon, Claims: []byte(`{"role":"anon"}`), Settings: map[string]string{"masthead.test_0": "map"},
-		More: []pg.Setting{{Name: []byte("masthead.test_0"), Value: []byte("list")}}}
+	// A name given twice: the settings apply in order, so the later value is the one that holds.
+	c := pg.Caller{Role: pg.RoleAnon, Claims: []byte(`{"role":"anon"}`), Settings: []pg.Setting{
+		{Name: []byte("masthead.test_0"), Value: []byte("first")}, {Name: []byte("masthead.test_0"), Value: []byte("later")}}}
 	rs, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), c, true, false, pg.Stmt{SQL: `select current_setting('masthead.test_0')`})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string(rs[0].Rows[0][0]); got != "list" {
-		t.Errorf("a setting in both: got %q, want More's", got)
+	if got := string(rs[0].Rows[0][0]); got != "later" {
+		t.Errorf("a setting given twice: got %q, want the later value", got)
 	}
 }
 
@@ -135,7 +128,7 @@ func TestSetupTexts(t *testing.T) {
 	const probe = `select current_user || ' ' || coalesce(auth.uid()::text, '-') || ' ' || (auth.jwt() ->> 'email') || ' ' ||
 		coalesce(nullif(current_setting('request.method', true), ''), '-') || ' ' || current_setting('transaction_read_only')`
 	for name, c := range callers {
-		for _, settings := range []map[string]string{nil, {"request.method": "GET"}} {
+		for _, settings := range [][]pg.Setting{nil, {{Name: []byte("request.method"), Value: []byte("GET")}}} {
 			c := c
 			c.Settings = settings
 			method := "-"
@@ -173,7 +166,7 @@ func TestSetupTexts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, c := range callers {
-		for _, settings := range []map[string]string{nil, {"request.method": "GET"}} {
+		for _, settings := range [][]pg.Setting{nil, {{Name: []byte("request.method"), Value: []byte("GET")}}} {
 			c.Settings = settings
 			for _, readOnly := range []bool{false, true} {
 				if _, err := pg.ExecAsCaller(ctx, conn.Conn().PgConn(), c, readOnly, false, pg.Stmt{SQL: `select 1`}); !errors.Is(err, pg.ErrSessionEnded) {

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -34,12 +33,11 @@ type Caller struct {
 	Role string
 	// Claims is the JSON object published as request.jwt.claims; nil means none.
 	Claims json.RawMessage
-	// Settings are further transaction-local settings, such as a storage request's path.
-	Settings map[string]string
-	// More are further settings too, sent after Settings, for a caller that makes them on
-	// every request (REST's request.method, request.headers, …): values it holds as bytes
-	// already, instead of a map built per request whose every value the setup copies again.
-	More []Setting
+	// Settings are further transaction-local settings (REST's request.method, request.headers,
+	// …; storage's masthead.storage_api), applied in order, so a later one of the same name
+	// wins. Names and values are bytes the setup sends as they are: a caller that makes them
+	// on every request holds them so already, with no map built and copied per request.
+	Settings []Setting
 	// Subject and SessionID are the sub and session_id inside Claims, for claims the identity
 	// service has verified and decoded (VerifiedCaller): the database then checks the session
 	// and learns the user without parsing Claims (migration 019). Empty, it reads them from
@@ -200,17 +198,14 @@ func setup(c Caller, readOnly bool, params [][]byte) (string, [][]byte) {
 		ids = 1
 		params = append(params, []byte(c.Subject), []byte(c.SessionID))
 	}
-	for k, v := range c.Settings {
-		params = append(params, settingName(k), []byte(v))
-	}
-	for _, m := range c.More {
-		params = append(params, m.Name, m.Value)
+	for _, s := range c.Settings {
+		params = append(params, s.Name, s.Value)
 	}
 	ro := 0
 	if readOnly {
 		ro = 1
 	}
-	n := len(c.Settings) + len(c.More)
+	n := len(c.Settings)
 	if n > setupTextsMax {
 		return setupText(ids, readOnly, n), params
 	}
@@ -219,26 +214,6 @@ func setup(c Caller, readOnly bool, params [][]byte) (string, [][]byte) {
 
 // setupParams keeps the setup's parameter lists between requests (a list of 14 for REST's).
 var setupParams = sync.Pool{New: func() any { return new([][]byte) }}
-
-// settingNames are the names of the settings callers have set, as setup parameters, so that a
-// request does not copy each name to the heap. Names are the callers' constants, never input;
-// the cache is bounded all the same.
-var settingNames sync.Map // string → []byte
-
-var settingNamesCount atomic.Int32
-
-func settingName(k string) []byte {
-	if b, ok := settingNames.Load(k); ok {
-		return b.([]byte)
-	}
-	b := []byte(k)
-	if settingNamesCount.Load() < 256 {
-		if _, loaded := settingNames.LoadOrStore(k, b); !loaded {
-			settingNamesCount.Add(1)
-		}
-	}
-	return b
-}
 
 // WithCaller runs fn in one transaction as c. The transaction commits when fn returns nil and
 // rolls back otherwise, so a multi-step write is all or nothing.

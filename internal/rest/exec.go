@@ -92,10 +92,10 @@ func (h *Handler) callerFor(rq *request) pg.Caller {
 		{Name: settingTimeout, Value: h.timeoutMS},
 		{Name: settingEmbedded, Value: h.maxEmbedded},
 	}
-	if len(c.More) == 0 {
-		c.More = rq.settings[:]
+	if len(c.Settings) == 0 {
+		c.Settings = rq.settings[:]
 	} else {
-		c.More = append(slices.Clip(c.More), rq.settings[:]...)
+		c.Settings = append(slices.Clip(c.Settings), rq.settings[:]...)
 	}
 	return c
 }

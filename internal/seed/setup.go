@@ -28,7 +28,7 @@ func (a actor) caller() pg.Caller {
 		"sub": a.ID, "role": pg.RoleAuthenticated, "aud": "authenticated", "email": a.Email,
 	})
 	c := pg.UserCaller(claims)
-	c.Settings = map[string]string{"request.jwt.claim.sub": a.ID}
+	c.Settings = []pg.Setting{{Name: []byte("request.jwt.claim.sub"), Value: []byte(a.ID)}}
 	return c
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"path"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -15,16 +16,11 @@ import (
 // storageAPISetting marks a transaction of this surface to the database: only in one may the
 // columns that describe a media item's file change (migration 014), because only this surface
 // changes the file with them. It is transaction-local, set with the caller's identity.
-const storageAPISetting = "masthead.storage_api"
+var storageAPISetting = pg.Setting{Name: []byte("masthead.storage_api"), Value: []byte("on")}
 
 // asStorage is caller, writing through the storage API.
 func asStorage(caller pg.Caller) pg.Caller {
-	settings := make(map[string]string, len(caller.Settings)+1)
-	for k, v := range caller.Settings {
-		settings[k] = v
-	}
-	settings[storageAPISetting] = "on"
-	caller.Settings = settings
+	caller.Settings = append(slices.Clip(caller.Settings), storageAPISetting)
 	return caller
 }
 
