@@ -9,14 +9,22 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 )
+
+// installing is held while Install looks at or fills a node_modules folder. Two parallel tests
+// of one package share their folder: without it, the second would see the probe's folder that
+// the first one's npm ci has only begun to fill, and run node on half a tree.
+var installing sync.Mutex
 
 // Install makes sure dir's locked npm packages are installed, checking for the module named
 // probe (a folder under node_modules), and returns the path of node.
 func Install(t testing.TB, dir, probe string) string {
 	t.Helper()
+	installing.Lock()
+	defer installing.Unlock()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatal("node is required for this test; install it with: apt-get install -y nodejs npm")

@@ -110,12 +110,13 @@ var (
 )
 
 // methods are the usual request methods as request.method's value, not copied per request.
-var methods = map[string][]byte{}
-
-func init() {
-	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-		methods[m] = []byte(m)
-	}
+var methods = map[string][]byte{
+	http.MethodGet:    []byte(http.MethodGet),
+	http.MethodHead:   []byte(http.MethodHead),
+	http.MethodPost:   []byte(http.MethodPost),
+	http.MethodPut:    []byte(http.MethodPut),
+	http.MethodPatch:  []byte(http.MethodPatch),
+	http.MethodDelete: []byte(http.MethodDelete),
 }
 
 func methodBytes(m string) []byte {

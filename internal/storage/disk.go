@@ -48,39 +48,46 @@ func (d *Disk) Close() error { return errors.Join(d.root.Close(), d.dir.Close())
 // Open implements Backend. The ETag is nginx's: modification time and size in hex, which
 // changes whenever the file is replaced and costs no read of the content.
 func (d *Disk) Open(_ context.Context, key string) (*Object, error) {
-	body, size, mod, regular, err := openBeneath(d.fd, key)
+	obj, err := openBeneath(d.fd, key)
 	if errors.Is(err, errors.ErrUnsupported) {
-		body, size, mod, regular, err = d.openInRoot(key)
+		obj, err = d.openInRoot(key)
 	}
-	if err != nil {
-		// A key under an object ("a.png/b.png") names nothing either.
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			return nil, fmt.Errorf("%w: %s", ErrObjectNotFound, key)
-		}
+	// A key under an object ("a.png/b.png") names nothing either.
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, fmt.Errorf("%w: %s", ErrObjectNotFound, key)
+	}
+	if err != nil && !errors.Is(err, ErrObjectNotFound) {
 		return nil, fmt.Errorf("storage: open %s: %w", key, err)
 	}
-	if !regular {
-		return nil, fmt.Errorf("%w: %s is not a file", ErrObjectNotFound, key)
-	}
-	return &Object{Body: body, Size: size, ModTime: mod, ETag: diskETag(mod, size)}, nil
+	return obj, err
 }
 
 // openInRoot is openBeneath through os.Root, for kernels without openat2.
-func (d *Disk) openInRoot(key string) (body io.ReadSeekCloser, size int64, mod time.Time, regular bool, err error) {
+func (d *Disk) openInRoot(key string) (*Object, error) {
 	f, err := d.root.Open(key)
 	if err != nil {
-		return nil, 0, time.Time{}, false, err
+		return nil, err
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, 0, time.Time{}, false, fmt.Errorf("stat: %w", err)
+		return nil, fmt.Errorf("stat: %w", err)
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, 0, st.ModTime(), false, nil
+		return nil, notAFile(key)
 	}
-	return f, st.Size(), st.ModTime(), true, nil
+	return diskObject(f, st.Size(), st.ModTime()), nil
+}
+
+// diskObject is an open file of the Disk as an Object.
+func diskObject(body io.ReadSeekCloser, size int64, mod time.Time) *Object {
+	return &Object{Body: body, Size: size, ModTime: mod, ETag: diskETag(mod, size)}
+}
+
+// notAFile is Open's answer for a key that names a folder or anything else but a regular file.
+func notAFile(key string) error {
+	return fmt.Errorf("%w: %s is not a file", ErrObjectNotFound, key)
 }
 
 // diskETag is nginx's validator of a file modified at mod with size bytes, quoted, built in one

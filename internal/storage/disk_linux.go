@@ -19,30 +19,29 @@ import (
 // of one: 8 µs of a download's 160 in BenchmarkFloorDownload). Kernels before 5.6 lack
 // openat2; there it returns errors.ErrUnsupported and Open uses os.Root.
 //
-// The object's body is the bare descriptor (fdFile), not an *os.File. It answers fstat's size,
-// modification time and whether it is a regular file; a file that is not is closed again.
-func openBeneath(dirfd int, key string) (body io.ReadSeekCloser, size int64, mod time.Time, regular bool, err error) {
+// The object's body is the bare descriptor (fdFile), not an *os.File; its size and modification
+// time are fstat's. Anything but a regular file is closed again and refused as not found.
+func openBeneath(dirfd int, key string) (*Object, error) {
 	fd, err := unix.Openat2(dirfd, key, &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
 	})
 	if errors.Is(err, unix.ENOSYS) {
-		return nil, 0, time.Time{}, false, errors.ErrUnsupported
+		return nil, errors.ErrUnsupported
 	}
 	if err != nil {
-		return nil, 0, time.Time{}, false, &fs.PathError{Op: "openat2", Path: key, Err: err}
+		return nil, &fs.PathError{Op: "openat2", Path: key, Err: err}
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return nil, 0, time.Time{}, false, &fs.PathError{Op: "fstat", Path: key, Err: err}
+		return nil, &fs.PathError{Op: "fstat", Path: key, Err: err}
 	}
-	mod = time.Unix(st.Mtim.Unix())
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		return nil, 0, mod, false, nil
+		return nil, notAFile(key)
 	}
-	return &fdFile{fd: fd, name: key, size: st.Size, fresh: true}, st.Size, mod, true, nil
+	return diskObject(&fdFile{fd: fd, name: key, size: st.Size, fresh: true}, st.Size, time.Unix(st.Mtim.Unix())), nil
 }
 
 // fdFile is a download's open file as its bare descriptor. An *os.File costs a download about

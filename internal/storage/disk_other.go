@@ -2,13 +2,9 @@
 
 package storage
 
-import (
-	"errors"
-	"io"
-	"time"
-)
+import "errors"
 
 // openBeneath is Linux's openat2(2); elsewhere Open uses os.Root.
-func openBeneath(int, string) (io.ReadSeekCloser, int64, time.Time, bool, error) {
-	return nil, 0, time.Time{}, false, errors.ErrUnsupported
+func openBeneath(int, string) (*Object, error) {
+	return nil, errors.ErrUnsupported
 }
