@@ -14,8 +14,9 @@ import (
 )
 
 // TestDiskOpenStaysInside plants symlinks in the media folder and asks Disk.Open for paths
-// that leave it: none may open a file outside, whichever of openat2 or os.Root serves it; a
-// symlink that stays inside opens like the file it names.
+// that leave it: none may open a file outside, whichever of openat2 or os.Root serves it (each
+// is asked: this kernel's Open uses openat2); a symlink that stays inside opens like the file it
+// names, and a folder is no object.
 func TestDiskOpenStaysInside(t *testing.T) {
 	t.Parallel()
 	root, outside := t.TempDir(), t.TempDir()
@@ -56,29 +57,37 @@ func TestDiskOpenStaysInside(t *testing.T) {
 		{"../" + filepath.Base(outside) + "/secret.png", ""},
 		{secret, ""},
 		{"proj/missing.png", ""},
+		{"proj", ""},
 	} {
-		obj, err := d.Open(ctx, tc.key)
-		if tc.want == "" {
-			if err == nil {
-				b, _ := io.ReadAll(obj.Body)
-				obj.Body.Close()
-				t.Errorf("Open(%q) = %q, want a refusal", tc.key, b)
+		for way, open := range map[string]func(string) (*Object, error){
+			"Open":    func(key string) (*Object, error) { return d.Open(ctx, key) },
+			"os.Root": d.openInRoot,
+		} {
+			obj, err := open(tc.key)
+			if tc.want == "" {
+				if err == nil {
+					b, _ := io.ReadAll(obj.Body)
+					obj.Body.Close()
+					t.Errorf("%s(%q) = %q, want a refusal", way, tc.key, b)
+				}
+				continue
 			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("Open(%q): %v", tc.key, err)
-			continue
-		}
-		b, _ := io.ReadAll(obj.Body)
-		obj.Body.Close()
-		if string(b) != tc.want || obj.Size != int64(len(tc.want)) {
-			t.Errorf("Open(%q) = %q (%d bytes), want %q", tc.key, b, obj.Size, tc.want)
+			if err != nil {
+				t.Errorf("%s(%q): %v", way, tc.key, err)
+				continue
+			}
+			b, _ := io.ReadAll(obj.Body)
+			obj.Body.Close()
+			if string(b) != tc.want || obj.Size != int64(len(tc.want)) || obj.ETag != diskETag(obj.ModTime, obj.Size) {
+				t.Errorf("%s(%q) = %q (%d bytes, ETag %s), want %q", way, tc.key, b, obj.Size, obj.ETag, tc.want)
+			}
 		}
 	}
-	// A missing object is ErrObjectNotFound (a 404), not a failure.
-	if _, err := d.Open(ctx, "proj/missing.png"); !errors.Is(err, ErrObjectNotFound) {
-		t.Errorf("missing object: %v, want ErrObjectNotFound", err)
+	// A missing object and a folder are ErrObjectNotFound (a 404), not a failure.
+	for _, key := range []string{"proj/missing.png", "proj", "proj/photo.png/x.png"} {
+		if _, err := d.Open(ctx, key); !errors.Is(err, ErrObjectNotFound) {
+			t.Errorf("Open(%q): %v, want ErrObjectNotFound", key, err)
+		}
 	}
 }
 
