@@ -228,15 +228,18 @@ func TestBulkSeed(t *testing.T) {
 	if sum.Publications != 3*perProject {
 		t.Fatalf("want %d publications, got %d", 3*perProject, sum.Publications)
 	}
-	// Every index set aside for the load is back as the migrations defined it, and every bulk
-	// table's storage parameters (fillfactor, autovacuum) as they were.
-	if after := bulkStorage(t, conn); !slices.Equal(after, before) {
-		t.Errorf("bulk tables' indexes and options after the seed:\n%s\nwant:\n%s",
+	// Every index and foreign key set aside for the load is back as the migrations defined
+	// it (each foreign key validated, with its triggers), every other trigger is as it was, and
+	// every bulk table's storage parameters (fillfactor, autovacuum) are as they were.
+	after := bulkStorage(t, conn)
+	if !slices.Equal(after, before) {
+		t.Errorf("bulk tables' indexes, foreign keys, triggers and options after the seed:\n%s\nwant:\n%s",
 			strings.Join(after, "\n"), strings.Join(before, "\n"))
 	}
 	if len(before) < 10 {
-		t.Errorf("bulk tables' indexes and options before the seed: only %d", len(before))
+		t.Errorf("bulk tables' indexes, foreign keys, triggers and options before the seed: only %d", len(before))
 	}
+	checkForeignKeys(t, after)
 	checkStatuses(t, conn, perProject)
 	checkHistory(t, conn, "")
 
@@ -267,6 +270,101 @@ func TestBulkSeed(t *testing.T) {
 	}
 	if !strings.Contains(def, "USING gin") || !strings.Contains(def, "gin_trgm_ops") {
 		t.Errorf("search index after the bulk seed: %s", def)
+	}
+}
+
+// TestBulkSeedFailedLoadRestores makes a bulk load fail midway (a trigger of the test's own
+// refuses to publish a generated row, after drafts, media links, promos, reviews and audit rows
+// of every project are written) and checks that the seed reports it and still puts back
+// everything it set aside: indexes, foreign keys (validated over the rows written), triggers
+// and storage parameters are as before.
+func TestBulkSeedFailedLoadRestores(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	conn := db.Owner(t)
+	if _, err := conn.Exec(ctx, `
+		create function public.test_refuse_bulk_publish() returns trigger language plpgsql as $$
+		begin
+		  if new.status = 'published' and new.slug like 'bulk-%' then
+		    raise exception 'test: bulk publishing refused';
+		  end if;
+		  return new;
+		end $$;
+		create trigger test_refuse_bulk_publish before update on public.publications
+		  for each row execute function public.test_refuse_bulk_publish()`); err != nil {
+		t.Fatal(err)
+	}
+	before := bulkStorage(t, conn)
+	_, err := Run(ctx, db.OwnerURL, Options{Publications: 1000, MediaDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "test: bulk publishing refused") {
+		t.Fatalf("want the load's failure, got %v", err)
+	}
+	var written int
+	if err := conn.QueryRow(ctx, `select count(distinct p.project_id) from public.publications p
+		where p.slug like 'bulk-%' and p.status = 'approved'
+		  and exists (select 1 from public.status_events e where e.publication_id = p.id)
+		  and exists (select 1 from public.promos m where m.publication_id = p.id)
+		  and exists (select 1 from public.publication_media pm where pm.publication_id = p.id)`).Scan(&written); err != nil {
+		t.Fatal(err)
+	}
+	if written != 3 {
+		t.Errorf("bulk rows with events, promos and media written before the failure in %d projects, want 3", written)
+	}
+	after := bulkStorage(t, conn)
+	if !slices.Equal(after, before) {
+		t.Errorf("bulk tables' indexes, foreign keys, triggers and options after a failed load:\n%s\nwant:\n%s",
+			strings.Join(after, "\n"), strings.Join(before, "\n"))
+	}
+	checkForeignKeys(t, after)
+}
+
+// TestBulkSeedForeignKeyViolationFails makes the bulk load write rows that break a foreign key
+// (a trigger of the test's own gives reviewers' comments on generated rows a reviewer who does
+// not exist) and checks that the seed fails, naming the constraint, and that the foreign key is
+// in place afterwards, as defined before, so no later write can break it.
+func TestBulkSeedForeignKeyViolationFails(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	conn := db.Owner(t)
+	if _, err := conn.Exec(ctx, `
+		create function public.test_unknown_reviewer() returns trigger language plpgsql as $$
+		begin
+		  if exists (select 1 from public.publications p where p.id = new.publication_id and p.slug like 'bulk-%') then
+		    new.reviewer_id := gen_random_uuid();
+		  end if;
+		  return new;
+		end $$;
+		create trigger test_unknown_reviewer before insert on public.reviews
+		  for each row execute function public.test_unknown_reviewer()`); err != nil {
+		t.Fatal(err)
+	}
+	before := bulkStorage(t, conn)
+	_, err := Run(ctx, db.OwnerURL, Options{Publications: 1000, MediaDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), `violates foreign key constraint "reviews_reviewer_id_fkey"`) {
+		t.Fatalf("want a violation of reviews_reviewer_id_fkey, got %v", err)
+	}
+	// The same constraints, triggers and everything else as before; only whether
+	// reviews_reviewer_id_fkey is validated may differ (it cannot be over the rows written).
+	unvalidated := func(list []string) []string {
+		out := slices.Clone(list)
+		for i, line := range out {
+			if strings.HasPrefix(line, "foreign key reviews.reviews_reviewer_id_fkey: ") {
+				out[i] = strings.TrimSuffix(strings.TrimSuffix(line, " validated=t"), " NOT VALID validated=f")
+			}
+		}
+		return out
+	}
+	if after := bulkStorage(t, conn); !slices.Equal(unvalidated(after), unvalidated(before)) {
+		t.Errorf("bulk tables' indexes, foreign keys, triggers and options after a violation:\n%s\nwant:\n%s",
+			strings.Join(after, "\n"), strings.Join(before, "\n"))
+	}
+	// In force for what is written next, as any foreign key.
+	_, err = conn.Exec(ctx, `insert into public.reviews (project_id, publication_id, reviewer_id, verdict, notes)
+		select p.project_id, p.id, gen_random_uuid(), 'comment', 'x' from public.publications p where p.slug not like 'bulk-%' limit 1`)
+	if err == nil || !strings.Contains(err.Error(), "reviews_reviewer_id_fkey") {
+		t.Errorf("a review by nobody after the seed: want the foreign key's refusal, got %v", err)
 	}
 }
 
@@ -666,13 +764,26 @@ func checkMedia(t *testing.T, conn *pgx.Conn, dir string) {
 	}
 }
 
-// bulkStorage lists the bulk tables' indexes (name and definition, validity included) and
-// their storage parameters, in a stable order.
+// bulkStorage lists, in a stable order, the bulk tables' indexes (name and definition,
+// validity included), their foreign keys (name, definition, validated or not), their triggers
+// (a foreign key's own, which PostgreSQL names after the constraint's OID, by constraint,
+// function and kind; every other by its definition and whether it is enabled) and their
+// storage parameters.
 func bulkStorage(t *testing.T, conn *pgx.Conn) []string {
 	t.Helper()
 	rows, _ := conn.Query(context.Background(), `
 		select format('index %s: %s valid=%s ready=%s', c.relname, pg_get_indexdef(i.indexrelid), i.indisvalid, i.indisready)
 		  from pg_index i join pg_class c on c.oid = i.indexrelid join pg_class r on r.oid = i.indrelid
+		 where r.relnamespace = 'public'::regnamespace and r.relname = any ($1)
+		union all
+		select format('foreign key %s.%s: %s validated=%s', r.relname, k.conname, pg_get_constraintdef(k.oid), k.convalidated)
+		  from pg_constraint k join pg_class r on r.oid = k.conrelid
+		 where k.contype = 'f' and r.relnamespace = 'public'::regnamespace and r.relname = any ($1)
+		union all
+		select case when t.tgisinternal
+		            then format('trigger of %s on %s: %s type=%s', k.conname, r.relname, t.tgfoid::regproc, t.tgtype)
+		            else format('trigger %s on %s: %s enabled=%s', t.tgname, r.relname, pg_get_triggerdef(t.oid), t.tgenabled) end
+		  from pg_trigger t join pg_class r on r.oid = t.tgrelid left join pg_constraint k on k.oid = t.tgconstraint
 		 where r.relnamespace = 'public'::regnamespace and r.relname = any ($1)
 		union all
 		select format('table %s: %s', r.relname, coalesce(r.reloptions::text, 'default'))
@@ -683,6 +794,26 @@ func bulkStorage(t *testing.T, conn *pgx.Conn) []string {
 		t.Fatal(err)
 	}
 	return list
+}
+
+// checkForeignKeys asserts that every bulk table has foreign keys in list (bulkStorage's) and
+// that all of them are validated.
+func checkForeignKeys(t *testing.T, list []string) {
+	t.Helper()
+	for _, table := range bulkTables {
+		n := 0
+		for _, line := range list {
+			if strings.HasPrefix(line, "foreign key "+table+".") {
+				n++
+				if !strings.HasSuffix(line, " validated=t") {
+					t.Errorf("not validated: %s", line)
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s has no foreign key", table)
+		}
+	}
 }
 
 // waitBackendsGone waits until conn is the owner's only connection to its database (the
