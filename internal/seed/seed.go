@@ -54,8 +54,9 @@ type Summary struct {
 	Duration     time.Duration
 	BulkDuration time.Duration // the part of Duration spent on generated publications
 	// LoadDuration is the part of BulkDuration spent writing the generated rows (every project
-	// at once); the rest settles them (SettleDuration), whose longest step is usually
-	// SearchIndexDuration, the single-process build of the trigram search index.
+	// at once); the rest settles them (SettleDuration: foreign keys validated, indexes built,
+	// vacuum and statistics), whose longest step is usually SearchIndexDuration, the
+	// single-process build of the trigram search index.
 	LoadDuration        time.Duration
 	SettleDuration      time.Duration
 	SearchIndexDuration time.Duration

@@ -375,8 +375,9 @@ func TestBulkSeedForeignKeyViolationFails(t *testing.T) {
 // Besides wall time it reports the CPU seconds the database server and this process spent:
 // on a shared machine wall time says more about the neighbours than about the seed, and the
 // CPU total divided by the core count is what an idle machine would take. It also reports the
-// phases (load-s: writing the rows; settle-s: indexes, vacuum and statistics after them, of
-// which search-index-s is the trigram index's build) and the autovacuum runs, and prints to
+// phases (load-s: writing the rows; settle-s: foreign keys validated, indexes, vacuum and
+// statistics after them, of which search-index-s is the trigram index's build) and the
+// autovacuum runs, and prints to
 // stderr each bulk table's writes and the PL/pgSQL functions' own time, which tells a slow
 // run's cause (an autovacuum, a trigger's plan gone bad) from the output alone.
 func BenchmarkFloorSeed100k(b *testing.B) {

@@ -19,7 +19,12 @@ import (
 // index of the table, the trigram search index with every trigram of the body. So, for the
 // load only, setAside takes away from public.publications the indexes those updates would
 // keep rewriting and lets its pages keep room for the next version of each row; settle puts
-// everything back, from the definitions read here, once the rows are written.
+// everything back, from the definitions read here, once the rows are written. Keeping the
+// search index through the load instead, so that its work would share the load's two cores
+// rather than run alone on one in settle, cost more than it saved: in one 100,000-row seed
+// its upkeep (every insert and every update that is not heap-only, about a quarter of them,
+// through GIN's pending list) added 71 s of database CPU to the load, against 33–37 s for the
+// build, and the vacuum after it took 20 s instead of 2 to clean the index.
 //
 // It also drops the bulk tables' foreign keys for the load, as pg_restore loads a database
 // before adding its foreign keys: checked row by row, they cost about a quarter of the load's
