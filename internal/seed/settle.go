@@ -210,9 +210,10 @@ type settleTimes struct {
 // rather than guesses about an empty table). The foreign keys come back first, NOT VALID
 // (restoreForeignKeys); each is then validated, a single query over all its table's rows (a
 // join with the table it references) that takes the place of the per-row checks the load
-// skipped, and fails settle, naming the constraint, if any row breaks it. The longest step is
-// the trigram index, one statement on one core (PostgreSQL 15 builds no GIN index in
-// parallel), so the work goes in two lanes and the search index starts early:
+// skipped, and fails settle, naming the constraint, if any row breaks it (the constraint then
+// stays NOT VALID, still checking every row written after it). The longest step is the
+// trigram index, one statement on one core (PostgreSQL 15 builds no GIN index in parallel),
+// so the work goes in two lanes and the search index starts early:
 //
 //   - lane 1: vacuum publications (so no build meets its dead versions, and no vacuum has a
 //     trigram index to clean), validate publications' own foreign keys, then the search index,
