@@ -32,30 +32,9 @@ import (
 //	go test ./internal/mcp -run '^$' -bench FloorMCPRead
 func BenchmarkFloorMCPRead(b *testing.B) {
 	ctx := context.Background()
-	env := servertest.New(b, nil)
-	if _, err := seed.Run(ctx, env.DB.OwnerURL, seed.Options{Publications: 300, MediaDir: b.TempDir()}); err != nil {
-		b.Fatal(err)
-	}
-	api, err := client.New(env.URL, env.Key, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := &stack{url: env.URL, api: api, env: env}
-	sess, err := api.SignInWithPassword(ctx, "editor@northwind.test", seed.DefaultPassword)
-	if err != nil {
-		b.Fatal(err)
-	}
-	token := sess.AccessToken
-	mcpSess := s.connectWith(b, token)
-	projects, err := api.Projects(ctx, token)
-	if err != nil || len(projects) != 1 {
-		b.Fatalf("projects: %v %v", projects, err)
-	}
-	queue, _, err := api.Queue(ctx, token, client.QueueFilter{ProjectID: projects[0].ID, Statuses: []string{"reviewing"}, Limit: 1})
-	if err != nil || len(queue) != 1 {
-		b.Fatalf("queue: %v %v", queue, err)
-	}
-	pub := queue[0].ID
+	f := newReadFixture(b)
+	env, api, sess, token, pub := f.env, f.api, f.sess, f.sess.AccessToken, f.pub
+	mcpSess := (&stack{url: env.URL, api: api, env: env}).connectWith(b, token)
 
 	for _, tc := range []struct {
 		tool string
@@ -84,7 +63,7 @@ func BenchmarkFloorMCPRead(b *testing.B) {
 			return err
 		}},
 		{"get_publication", map[string]any{"publication_id": pub}, func() error {
-			_, err := api.Publication(ctx, token, projects[0].ID, pub)
+			_, err := api.Publication(ctx, token, f.project.ID, pub)
 			return err
 		}},
 	} {
@@ -115,6 +94,42 @@ func BenchmarkFloorMCPRead(b *testing.B) {
 			b.ReportMetric(float64(m)/float64(r), "ratio_sdk-µs")
 		})
 	}
+}
+
+// readFixture is what the read benchmarks work on: the service with the demo data plus 300 bulk
+// publications, signed in as northwind's editor, with their one project and a publication in
+// review.
+type readFixture struct {
+	env     *servertest.Env
+	api     *client.Client
+	sess    *client.Session
+	project client.Project
+	pub     string
+}
+
+func newReadFixture(b *testing.B) *readFixture {
+	ctx := context.Background()
+	env := servertest.New(b, nil)
+	if _, err := seed.Run(ctx, env.DB.OwnerURL, seed.Options{Publications: 300, MediaDir: b.TempDir()}); err != nil {
+		b.Fatal(err)
+	}
+	api, err := client.New(env.URL, env.Key, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sess, err := api.SignInWithPassword(ctx, "editor@northwind.test", seed.DefaultPassword)
+	if err != nil {
+		b.Fatal(err)
+	}
+	projects, err := api.Projects(ctx, sess.AccessToken)
+	if err != nil || len(projects) != 1 {
+		b.Fatalf("projects: %v %v", projects, err)
+	}
+	queue, _, err := api.Queue(ctx, sess.AccessToken, client.QueueFilter{ProjectID: projects[0].ID, Statuses: []string{"reviewing"}, Limit: 1})
+	if err != nil || len(queue) != 1 {
+		b.Fatalf("queue: %v %v", queue, err)
+	}
+	return &readFixture{env: env, api: api, sess: sess, project: projects[0], pub: queue[0].ID}
 }
 
 // rawCall returns a function that POSTs one tools/call to /mcp the way any client does once

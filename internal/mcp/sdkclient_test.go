@@ -13,10 +13,6 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"masthead/internal/client"
-	"masthead/internal/seed"
-	"masthead/internal/server/servertest"
 )
 
 // BenchmarkSDKClientShare measures what the go-sdk client itself adds to BenchmarkFloorMCPRead's
@@ -34,30 +30,12 @@ import (
 //	go test ./internal/mcp -run '^$' -bench SDKClientShare
 func BenchmarkSDKClientShare(b *testing.B) {
 	ctx := context.Background()
-	env := servertest.New(b, nil)
-	if _, err := seed.Run(ctx, env.DB.OwnerURL, seed.Options{Publications: 300, MediaDir: b.TempDir()}); err != nil {
-		b.Fatal(err)
-	}
-	api, err := client.New(env.URL, env.Key, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sess, err := api.SignInWithPassword(ctx, "editor@northwind.test", seed.DefaultPassword)
-	if err != nil {
-		b.Fatal(err)
-	}
-	projects, err := api.Projects(ctx, sess.AccessToken)
-	if err != nil || len(projects) != 1 {
-		b.Fatalf("projects: %v %v", projects, err)
-	}
-	queue, _, err := api.Queue(ctx, sess.AccessToken, client.QueueFilter{ProjectID: projects[0].ID, Statuses: []string{"reviewing"}, Limit: 1})
-	if err != nil || len(queue) != 1 {
-		b.Fatalf("queue: %v %v", queue, err)
-	}
+	f := newReadFixture(b)
+	env, sess := f.env, f.sess
 	calls := []*sdk.CallToolParams{
 		{Name: "list_projects"},
 		{Name: "search_publications", Arguments: map[string]any{"project": "northwind", "status": []string{"draft", "reviewing"}}},
-		{Name: "get_publication", Arguments: map[string]any{"publication_id": queue[0].ID}},
+		{Name: "get_publication", Arguments: map[string]any{"publication_id": f.pub}},
 	}
 
 	// Record every exchange of the go-sdk client with the real /mcp, by JSON-RPC method and tool.
