@@ -150,6 +150,10 @@ func Run(ctx context.Context, ownerURL string, opts Options) (Summary, error) {
 	return sum, nil
 }
 
+// seedWorkMem holds a bulk batch's transition tables (bulkBatch rows of publications, old and
+// new) in memory, on each of the len(projects)+1 connections.
+const seedWorkMem = "64MB"
+
 // openPool connects as the owner. Each project is seeded on its own connection, so the pool
 // holds one per project plus one for the surrounding work.
 //
@@ -160,10 +164,6 @@ func Run(ctx context.Context, ownerURL string, opts Options) (Summary, error) {
 // publications keeps its old and new rows for the statement-level audit and version triggers
 // (transition tables), some 14 MB each for a batch, which with the server's default spilled
 // about 1 GB to temporary files over a 100,000-publication seed, written and read back.
-// seedWorkMem holds a bulk batch's transition tables (bulkBatch rows of publications, old and
-// new) in memory, on each of the len(projects)+1 connections.
-const seedWorkMem = "64MB"
-
 func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {

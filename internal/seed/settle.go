@@ -246,13 +246,13 @@ func (a *aside) settle(ctx context.Context, pool *pgxpool.Pool, vacuum bool) (se
 		a.log.Info("seed bulk settle", "step", what, "duration", time.Since(st))
 		return nil
 	}
-	fks := a.restoreForeignKeys(ctx, pool)
+	fkErr := a.restoreForeignKeys(ctx, pool)
 	// validate validates the foreign keys of the bulk tables for which mine is true (those
 	// that were validated before the load; none if they could not be added back).
 	validate := func(mine func(table string) bool) error {
 		var errs []error
 		for _, fk := range a.foreignKeys {
-			if fks == nil && fk.Valid && mine(fk.Table) {
+			if fkErr == nil && fk.Valid && mine(fk.Table) {
 				errs = append(errs, run("validate "+fk.Table+"."+fk.Name, `alter table `+
 					pgx.Identifier{"public", fk.Table}.Sanitize()+` validate constraint `+pgx.Identifier{fk.Name}.Sanitize()))
 			}
@@ -315,7 +315,7 @@ func (a *aside) settle(ctx context.Context, pool *pgxpool.Pool, vacuum bool) (se
 	if opt != nil {
 		opt = fmt.Errorf("seed: restore the bulk tables' storage parameters: %w", opt)
 	}
-	err := errors.Join(fks, lane1, lane2, opt)
+	err := errors.Join(fkErr, lane1, lane2, opt)
 	if err == nil && vacuum {
 		err = run("analyze publications", `analyze public.publications`)
 	}
