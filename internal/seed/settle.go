@@ -198,6 +198,41 @@ func (a *aside) restoreForeignKeys(ctx context.Context, pool *pgxpool.Pool) erro
 	return nil
 }
 
+// compact rewrites publications packed to its own fillfactor, without the room the load left
+// on every page and without the load's dead versions (VACUUM FULL, which also rebuilds the
+// indexes kept through the load), then vacuums it, which sets the visibility map a rewrite
+// leaves empty. Besides halving the table the seed leaves behind, the rewrite puts every row
+// back at a line pointer of its own, in order: the load's heap-only updates had left most rows
+// at the end of a redirect chain, so the trigram index's build met the rows' addresses out of
+// order and sorted every key's list of them before writing it. Measured over a 100,000-row
+// seed: the build took 32 s after the rewrite against 38 s without, for a rewrite of 2.6 s.
+// Autovacuum stays paused on publications until settle is over.
+func (a *aside) compact(ctx context.Context, pool *pgxpool.Pool) error {
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `alter table public.publications reset (fillfactor)`); err != nil {
+			return err
+		}
+		if opts := a.options["publications"]; opts != "" {
+			if _, err := tx.Exec(ctx, `alter table public.publications set (`+opts+`)`); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `alter table public.publications set (autovacuum_enabled = false)`)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("seed: restore publications' fillfactor: %w", err)
+	}
+	// VACUUM cannot run in a transaction block, so not through settle's run.
+	for _, sql := range []string{`vacuum full public.publications`, `vacuum public.publications`} {
+		if _, err := pool.Exec(ctx, sql); err != nil {
+			return fmt.Errorf("seed: %s: %w", sql, err)
+		}
+	}
+	return nil
+}
+
 // settleTimes are how long settle's steps took.
 type settleTimes struct {
 	search time.Duration // building the trigram search index
@@ -215,12 +250,14 @@ type settleTimes struct {
 // trigram index, one statement on one core (PostgreSQL 15 builds no GIN index in parallel),
 // so the work goes in two lanes and the search index starts early:
 //
-//   - lane 1: vacuum publications (so no build meets its dead versions, and no vacuum has a
-//     trigram index to clean), validate publications' own foreign keys, then the search index,
-//     then analyze publications (its statistics include the index's expression);
+//   - lane 1: compact publications (compact: rewritten and vacuumed, so no build meets its
+//     dead versions or out-of-order rows, and no vacuum has a trigram index to clean), validate
+//     publications' own foreign keys, then the search index, then analyze publications (its
+//     statistics include the index's expression);
 //   - lane 2: vacuum and analyze the other bulk tables and validate their foreign keys (which
-//     only read the tables they reference, so run beside lane 1), then, once lane 1 is through
-//     with publications' vacuum and validation, build the other publications indexes (CREATE
+//     only read the tables they reference, so run beside lane 1, those referencing
+//     publications once its rewrite is over), then, once lane 1 is through with publications'
+//     compaction and validation, build the other publications indexes (CREATE
 //     INDEX share-locks the table, so several builds run at once, but not alongside a vacuum
 //     or a validation of it).
 //
@@ -277,12 +314,9 @@ func (a *aside) settle(ctx context.Context, pool *pgxpool.Pool, vacuum bool) (se
 	)
 	wg.Go(func() {
 		if vacuum {
-			// VACUUM cannot run in a transaction block, so not through run.
 			st := time.Now()
-			if _, err := pool.Exec(ctx, `vacuum public.publications`); err != nil {
-				lane1 = fmt.Errorf("seed: vacuum publications: %w", err)
-			}
-			a.log.Info("seed bulk settle", "step", "vacuum publications", "duration", time.Since(st))
+			lane1 = a.compact(ctx, pool)
+			a.log.Info("seed bulk settle", "step", "compact and vacuum publications", "duration", time.Since(st))
 		}
 		lane1 = errors.Join(lane1, validate(isPublications))
 		close(shared)
