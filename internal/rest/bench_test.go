@@ -86,7 +86,7 @@ func (f *fixture) getAt(b *testing.B, c *http.Client, base, path, user string) {
 //     bytes, checked before the loop.
 //
 // It takes a fixed sample whatever b.N is (the seed alone takes seconds) and reports the
-// medians and their ratios, in the convention of /work/notes/bench-convention.md.
+// medians and their ratios, in the convention of internal/benchreport.
 func BenchmarkFloorRESTPublication(b *testing.B) {
 	f := newSeeded(b, 0)
 	user := "editor@northwind.test"

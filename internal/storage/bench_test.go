@@ -25,7 +25,7 @@ import (
 // with http.ServeFile of the same file, the floor for serving it from Go, each with 16
 // concurrent clients over loopback HTTP/1.1. Every iteration sends one batch to ours and then
 // one to the floor, so load from other processes on a shared machine hits both alike; figures
-// follow /work/notes/bench-convention.md (ours_*, floor_*, ratio_*; `make bench-report`).
+// follow internal/benchreport's convention (ours_*, floor_*, ratio_*; `make bench-report`).
 // cpu-µs/req is this process's CPU (server and clients); pg-cpu-µs/req is PostgreSQL's;
 // ctxsw/req and floor-ctxsw/req are this process's context switches per request.
 //
