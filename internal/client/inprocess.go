@@ -25,6 +25,22 @@ func ClientIP(ctx context.Context) string {
 	return ip
 }
 
+// requestIDKey carries, in a request's context, the id of the request a call is made for.
+type requestIDKey struct{}
+
+// WithRequestID records that calls made with ctx serve the request with this id (a dashboard
+// page, an MCP tool call). Each call carries it as X-Request-Id, which the service keeps, so
+// the request and every service request it made share one id in the access log.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// RequestID is the id WithRequestID recorded, or "".
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
 // InProcess is an HTTP client that hands requests straight to h, the service mounted in this
 // same process, without a socket. The person's address (WithClientIP) becomes the request's
 // peer address: the service believes it because no outside request can arrive this way, and a

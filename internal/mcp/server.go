@@ -157,7 +157,15 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Mount adds /mcp and both metadata documents to e. None asks for the publishable key: MCP
 // clients never hold it.
 func (s *Server) Mount(e *echo.Echo) {
-	e.Any(Path, echo.WrapHandler(s.handler))
+	e.Any(Path, func(c echo.Context) error {
+		// Tool calls reach /rest/v1 as the assistant's own address, with this request's id, so
+		// the service's access log shows who made them and which call they belong to.
+		r := c.Request()
+		ctx := client.WithClientIP(r.Context(), c.RealIP())
+		ctx = client.WithRequestID(ctx, c.Response().Header().Get(echo.HeaderXRequestID))
+		s.handler.ServeHTTP(c.Response(), r.WithContext(ctx))
+		return nil
+	})
 	e.GET(MetadataPath, echo.WrapHandler(s.metadata))
 	e.GET(MetadataMCPPath, echo.WrapHandler(s.metadata))
 	e.OPTIONS(MetadataPath, echo.WrapHandler(s.metadata))

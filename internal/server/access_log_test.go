@@ -1,11 +1,16 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"masthead/internal/config"
 	"masthead/internal/server/servertest"
@@ -127,6 +132,95 @@ func TestLogSettingsInTheService(t *testing.T) {
 			}
 			if !isJSON && !strings.Contains(lines[0], "msg=request") || !strings.Contains(lines[0], "northwind") {
 				t.Fatalf("access line: %s", lines[0])
+			}
+		})
+	}
+}
+
+// TestAccessLogFollowsInProcessCalls: a dashboard page and an MCP tool call reach the service
+// in process, and the service requests they make are logged with the outer request's id (sent
+// by the client or made by the service) and the outer client's address, so one line of the log
+// leads to the others.
+func TestAccessLogFollowsInProcessCalls(t *testing.T) {
+	t.Parallel()
+	e := servertest.New(t, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- e.Server.Serve(ctx, ln) }()
+	t.Cleanup(func() { stop(); <-served })
+	user := e.CreateUser(t, "follow@inprocess.test", "follow password")
+
+	// lines waits for two access lines with id (the outer request's is written once its
+	// handler returns, which a flushed answer may beat), counts them by route and checks each
+	// came from ip.
+	lines := func(t *testing.T, id, ip string) map[string]int {
+		t.Helper()
+		routes := map[string]int{}
+		for _, l := range e.Logs.WaitLines(t, 30*time.Second, 2, `"msg":"request"`, `"request_id":"`+id+`"`) {
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(l), &rec); err != nil {
+				t.Fatal(err)
+			}
+			routes[fmt.Sprint(rec["route"])]++
+			if rec["client_ip"] != ip {
+				t.Errorf("line for %v from %v, want %s: %s", rec["route"], rec["client_ip"], ip, l)
+			}
+		}
+		return routes
+	}
+
+	t.Run("dashboard sign-in", func(t *testing.T) {
+		if got := signIn(t, browserAt(t, "127.0.0.7"), base, user.Email, user.Password, "X-Request-Id", "follow-sign-in"); got != http.StatusSeeOther {
+			t.Fatalf("sign-in: %d", got)
+		}
+		routes := lines(t, "follow-sign-in", "127.0.0.7")
+		if routes["/login"] != 1 || routes["/auth/v1/token"] != 1 {
+			t.Errorf("lines with the sign-in's id, by route: %v; want /login and its /auth/v1/token", routes)
+		}
+	})
+
+	token := accessToken(t, base, e.Key, user.Email, user.Password)
+	call := func(t *testing.T, id, protocol string) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, base+"/mcp",
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_projects","arguments":{}}}`))
+		for k, v := range map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json",
+			"Accept": "application/json, text/event-stream", "Mcp-Protocol-Version": protocol} {
+			req.Header.Set(k, v)
+		}
+		if id != "" {
+			req.Header.Set("X-Request-Id", id)
+		}
+		res, err := browserAt(t, "127.0.0.8").Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || strings.Contains(string(body), `"isError":true`) {
+			t.Fatalf("list_projects: %d %s", res.StatusCode, body)
+		}
+		return res.Header.Get("X-Request-Id")
+	}
+	// 2024-11-05 is a version the fast path leaves to the go-sdk's handler.
+	for _, tt := range []struct{ name, sent, protocol string }{
+		{"mcp call with an id", "follow-mcp", "2025-06-18"},
+		{"mcp call without one", "", "2025-06-18"},
+		{"mcp call through the sdk", "follow-mcp-sdk", "2024-11-05"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			id := call(t, tt.sent, tt.protocol)
+			if tt.sent != "" && id != tt.sent {
+				t.Fatalf("answered with request id %q, want %q", id, tt.sent)
+			}
+			routes := lines(t, id, "127.0.0.8")
+			if routes["/mcp"] != 1 || routes["/rest/v1/:table"] != 1 {
+				t.Errorf("lines with the call's id %q, by route: %v; want /mcp and its /rest/v1/:table", id, routes)
 			}
 		})
 	}
