@@ -1,12 +1,10 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -144,15 +142,7 @@ func TestLogSettingsInTheService(t *testing.T) {
 func TestAccessLogFollowsInProcessCalls(t *testing.T) {
 	t.Parallel()
 	e := servertest.New(t, nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- e.Server.Serve(ctx, ln) }()
-	t.Cleanup(func() { stop(); <-served })
+	base := e.Serve(t)
 	user := e.CreateUser(t, "follow@inprocess.test", "follow password")
 
 	// lines waits for two access lines with id (the outer request's is written once its

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"io"
 	"net"
 	"net/http"
@@ -71,15 +70,7 @@ func TestDashboardSignInPerClient(t *testing.T) {
 		c.TokenRateAccount = config.Rate{Count: 5, Per: 10 * time.Minute, Burst: 5}
 		c.TokenRateAccountTotal = config.Rate{Count: 100, Per: 10 * time.Minute, Burst: 100}
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- e.Server.Serve(ctx, ln) }()
-	t.Cleanup(func() { stop(); <-served })
+	base := e.Serve(t)
 	owner := e.CreateUser(t, "owner@perclient.test", "the right password")
 
 	attacker := browserAt(t, "127.0.0.5")

@@ -2,8 +2,6 @@ package server_test
 
 import (
 	"bytes"
-	"context"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -26,20 +24,7 @@ func serveWithMetrics(t *testing.T, change func(*config.Config)) (*servertest.En
 			change(c)
 		}
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- e.Server.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return e, "http://" + ln.Addr().String()
+	return e, e.Serve(t)
 }
 
 // scrapeText fetches /metrics as text and parses it, so a test can check both the series and
@@ -194,19 +179,9 @@ func TestMetricsOff(t *testing.T) {
 	if e.Config.MetricsAddr != "" || e.MetricsURL != "" {
 		t.Fatalf("metrics on by default: %q", e.Config.MetricsAddr)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- e.Server.Serve(ctx, ln) }()
+	base := e.Serve(t)
 	e.Logs.WaitLines(t, time.Minute, 1, `"msg":"server: listening"`)
-	res, _ := get(t, http.MethodGet, "http://"+ln.Addr().String()+"/metrics", nil, nil)
-	stop()
-	if err := <-served; err != nil {
-		t.Fatal(err)
-	}
+	res, _ := get(t, http.MethodGet, base+"/metrics", nil, nil)
 	if res.StatusCode != http.StatusNotFound {
 		t.Errorf("public /metrics: %d", res.StatusCode)
 	}

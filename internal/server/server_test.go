@@ -409,15 +409,7 @@ func TestWithoutDashboard(t *testing.T) {
 // which it is served, as PostgREST does.
 func TestSIGHUPReloadsSchema(t *testing.T) {
 	e := servertest.New(t, nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + ln.Addr().String() + "/rest/v1/notes"
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- e.Server.Serve(ctx, ln) }()
-	defer func() { stop(); <-served }()
+	url := e.Serve(t) + "/rest/v1/notes"
 	// The schema listener reloads once when it subscribes; the table must come after that.
 	deadline := time.Now().Add(10 * time.Second)
 	for len(e.Logs.Lines("schema cache listener subscribed")) == 0 {

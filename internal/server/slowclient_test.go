@@ -33,15 +33,7 @@ func serveSlow(t *testing.T, change func(*config.Config)) (*servertest.Env, stri
 			change(c)
 		}
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- e.Server.Serve(ctx, ln) }()
-	t.Cleanup(func() { stop(); <-served })
-	return e, ln.Addr().String()
+	return e, strings.TrimPrefix(e.Serve(t), "http://")
 }
 
 // trickle opens a connection and sends a request whose body comes a byte per gap, until the

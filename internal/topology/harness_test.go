@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -53,14 +52,7 @@ func service(t testing.TB, databaseURL, media string, change func(*config.Config
 // watch) until t ends, by serving it on a listener of its own; the requests still go to env.URL.
 func serveLoops(t testing.TB, env *servertest.Env) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- env.Server.Serve(ctx, ln) }()
-	t.Cleanup(func() { stop(); <-served })
+	env.Serve(t)
 }
 
 // call sends one request as token (the publishable key when empty) and returns the status and

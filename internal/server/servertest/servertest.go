@@ -102,6 +102,27 @@ func Serve(t testing.TB, databaseURL string, change func(*config.Config)) *Env {
 	return &Env{URL: ts.URL, Key: cfg.PublishableKey, Config: cfg, Server: srv, Logs: logs, MetricsURL: metricsURL}
 }
 
+// Serve runs the server on a loopback listener of its own, as masthead serve does (real
+// connections, so per-client addresses and connection-level limits apply, and the background
+// loops run), until t ends, and returns its base URL. Serve must then return cleanly.
+func (e *Env) Serve(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- e.Server.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("servertest: serve: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
 // User is a fixture user.
 type User struct {
 	ID, Email, Password string
