@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,15 +29,7 @@ func TestEditorialLoop(t *testing.T) {
 		t.Fatalf("seed: %v", err)
 	}
 	// Serve, as `masthead serve` does, so the scheduler loop runs beside the surfaces.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- env.Server.Serve(ctx, ln) }()
-	t.Cleanup(func() { stop(); <-served })
-	w := &world{env: env, url: "http://" + ln.Addr().String(), browser: newBrowser(t)}
+	w := &world{env: env, url: env.Serve(t), browser: newBrowser(t)}
 	for _, js := range []bool{true, false} {
 		name := map[bool]string{true: "with JavaScript", false: "without JavaScript"}[js]
 		t.Run(name, func(t *testing.T) { w.loop(t, js) })
