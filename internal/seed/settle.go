@@ -33,7 +33,8 @@ import (
 // CONSTRAINT: a join of the two tables). Every row is checked either way, and a row that
 // breaks one fails the seed. Only indexes, foreign keys and storage parameters change: every
 // other trigger, every policy and every check runs for every row exactly as for any other
-// write. A read made meanwhile still answers, without those indexes; a schema cache reloaded
+// write. A read made meanwhile still answers, without those indexes (one of publications waits
+// out settle's rewrite of it, a few seconds at 100,000 rows a project); a schema cache reloaded
 // meanwhile (the service's, which reloads on NOTIFY after migrations or on a timer behind a
 // pooler) would miss the dropped foreign keys until its next reload.
 
