@@ -29,6 +29,10 @@ import (
 // cpu-µs/req is this process's CPU (server and clients); pg-cpu-µs/req is PostgreSQL's;
 // ctxsw/req and floor-ctxsw/req are this process's context switches per request.
 //
+// A third batch per iteration goes to the round-trip bound (see roundTripServer), so the same
+// run says how close ours is to what any download that asks the database once can cost:
+// rtt-cpu-µs/req and rtt-req/s are ours against it (ours_…, floor_… the bound's, ratio_…).
+//
 //	go test ./internal/storage -run '^$' -bench FloorDownload -benchtime 5s
 func BenchmarkFloorDownload(b *testing.B) {
 	ev, key, size, plain := downloadFixture(b)
@@ -37,7 +41,7 @@ func BenchmarkFloorDownload(b *testing.B) {
 		hr, _ := http.NewRequest(http.MethodGet, url, nil)
 		ev.authorize(hr, req{user: "viewerA"})
 		return hr
-	}, plain)
+	}, plain, roundTripServer(b, ev, key))
 }
 
 // BenchmarkFloorSignedDownload is BenchmarkFloorDownload for a signed URL: no identity and no
@@ -51,20 +55,17 @@ func BenchmarkFloorSignedDownload(b *testing.B) {
 	alternate(b, ev, size, func() *http.Request {
 		hr, _ := http.NewRequest(http.MethodGet, url, nil)
 		return hr
-	}, plain)
+	}, plain, "")
 }
 
-// BenchmarkDownloadRoundTripBound is what one database round trip adds to serving a file, on
-// its own: http.ServeFile behind an Echo route that first runs a trivial statement (select 1)
-// on a pooled connection, with the request headers an authenticated download carries (not
-// checked), against the floor of BenchmarkFloorDownload. The authenticated download cannot cost
-// less than this, so its ratios tell how much of BenchmarkFloorDownload's gap is the round trip
-// itself (the database's wake-up, the handler parking and being woken, net/http's background
-// read running meanwhile) rather than anything the handler or its statements do.
-//
-//	go test ./internal/storage -run '^$' -bench DownloadRoundTripBound -benchtime 5s
-func BenchmarkDownloadRoundTripBound(b *testing.B) {
-	ev, key, size, plain := downloadFixture(b)
+// roundTripServer serves the file at key the way a download that asks the database once can
+// at best: http.ServeFile behind an Echo route that first runs a trivial statement (select 1)
+// on a pooled connection, and returns its URL. Its requests carry the headers an authenticated
+// download carries (not checked). An authenticated download cannot cost less, so ours against
+// it tells how much of the gap to ServeFile is the round trip itself (the database's wake-up,
+// the handler parking and being woken, net/http's background read running meanwhile) rather
+// than anything the handler or its statements do.
+func roundTripServer(b *testing.B, ev *env, key string) string {
 	file := filepath.Join(ev.backend.(*Disk).root.Name(), filepath.FromSlash(key))
 	e := echo.New()
 	e.GET("/rtt", func(c echo.Context) error {
@@ -83,11 +84,7 @@ func BenchmarkDownloadRoundTripBound(b *testing.B) {
 	})
 	srv := httptest.NewServer(e)
 	b.Cleanup(srv.Close)
-	alternate(b, ev, size, func() *http.Request {
-		hr, _ := http.NewRequest(http.MethodGet, srv.URL+"/rtt", nil)
-		ev.authorize(hr, req{user: "viewerA"})
-		return hr
-	}, plain)
+	return srv.URL + "/rtt"
 }
 
 // downloadFixture stores a 100 kB image as proj-a/bench.png (media row and object) and serves
@@ -134,9 +131,10 @@ type side struct {
 }
 
 // alternate runs b's loop: each iteration sends downloadBatch requests from downloadClients
-// clients to ours, then as many to the floor (a plain GET of floorURL), each expected to answer
-// 200 with size bytes; then it reports both throughputs and CPU costs and their ratios.
-func alternate(b *testing.B, ev *env, size int, ours func() *http.Request, floorURL string) {
+// clients to ours, then as many to the floor (a plain GET of floorURL) and, when boundURL is
+// not "", to the round-trip bound, each expected to answer 200 with size bytes; then it reports
+// the throughputs and CPU costs and their ratios, ours against the floor and against the bound.
+func alternate(b *testing.B, ev *env, size int, ours func() *http.Request, floorURL, boundURL string) {
 	pgCPU := postgresCPU(b, ev)
 	newClient := func() *http.Client {
 		return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: downloadClients, MaxConnsPerHost: downloadClients}}
@@ -146,36 +144,54 @@ func alternate(b *testing.B, ev *env, size int, ours func() *http.Request, floor
 		hr, _ := http.NewRequest(http.MethodGet, floorURL, nil)
 		return hr
 	}, client: newClient()}
+	sides := []*side{us, floor}
+	var bound *side
+	if boundURL != "" {
+		bound = &side{request: func() *http.Request {
+			hr, _ := http.NewRequest(http.MethodGet, boundURL, nil)
+			ev.authorize(hr, req{user: "viewerA"}) // ours's headers, read by nobody
+			return hr
+		}, client: newClient()}
+		sides = append(sides, bound)
+	}
 	// One warm-up batch each: connections opened, statements prepared.
-	for _, s := range []*side{us, floor} {
+	for _, s := range sides {
 		if err := s.batch(size, pgCPU); err != nil {
 			b.Fatal(err)
 		}
 		*s = side{request: s.request, client: s.client}
 	}
-	b.SetBytes(int64(2 * downloadBatch * size))
+	b.SetBytes(int64(len(sides) * downloadBatch * size))
 	b.ResetTimer()
 	for b.Loop() {
-		for _, s := range []*side{us, floor} {
+		for _, s := range sides {
 			if err := s.batch(size, pgCPU); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
 	b.StopTimer()
-	per := func(d time.Duration, n int) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(n) }
-	oursRate, floorRate := float64(us.n)/us.wall.Seconds(), float64(floor.n)/floor.wall.Seconds()
-	oursCPU, floorCPU := per(us.cpu, us.n), per(floor.cpu, floor.n)
-	b.ReportMetric(oursRate, "ours_req/s")
-	b.ReportMetric(floorRate, "floor_req/s")
-	b.ReportMetric(oursRate/floorRate, "ratio_req/s")
-	b.ReportMetric(oursCPU, "ours_cpu-µs/req")
-	b.ReportMetric(floorCPU, "floor_cpu-µs/req")
-	b.ReportMetric(oursCPU/floorCPU, "ratio_cpu-µs/req")
-	b.ReportMetric(per(us.pg, us.n), "pg-cpu-µs/req")
+	report := func(quantity string, ours, floor float64) {
+		b.ReportMetric(ours, "ours_"+quantity)
+		b.ReportMetric(floor, "floor_"+quantity)
+		b.ReportMetric(ours/floor, "ratio_"+quantity)
+	}
+	report("req/s", us.rate(), floor.rate())
+	report("cpu-µs/req", us.cpuPer(), floor.cpuPer())
+	if bound != nil {
+		report("rtt-req/s", us.rate(), bound.rate())
+		report("rtt-cpu-µs/req", us.cpuPer(), bound.cpuPer())
+	}
+	b.ReportMetric(float64(us.pg.Nanoseconds())/1e3/float64(us.n), "pg-cpu-µs/req")
 	b.ReportMetric(float64(us.switches)/float64(us.n), "ctxsw/req")
 	b.ReportMetric(float64(floor.switches)/float64(floor.n), "floor-ctxsw/req")
 }
+
+// rate is the side's requests per second over its batches.
+func (s *side) rate() float64 { return float64(s.n) / s.wall.Seconds() }
+
+// cpuPer is this process's CPU per request of the side, in µs.
+func (s *side) cpuPer() float64 { return float64(s.cpu.Nanoseconds()) / 1e3 / float64(s.n) }
 
 // batch sends downloadBatch requests from downloadClients concurrent clients and adds their
 // count, wall time, this process's CPU and PostgreSQL's CPU to s.

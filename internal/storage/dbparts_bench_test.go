@@ -36,8 +36,8 @@ import (
 // do-nothing function in place of app.check_session and whose media_read was `using (true)`
 // (not committed; both checks gone) against main, alternated, 30 samples each on the shared
 // 2-core machine: PostgreSQL 51.4 → 28.8 µs a download, ctxsw/req 1.36 → 1.01, Go CPU 112 → 105
-// µs, ratio_req/s 0.546 → 0.589, ratio_cpu-µs/req 1.62 → 1.56. BenchmarkDownloadRoundTripBound
-// (select 1 instead of both statements) gave 0.648 and 1.41 in the same runs (12 samples).
+// µs, ratio_req/s 0.546 → 0.589, ratio_cpu-µs/req 1.62 → 1.56. The round-trip bound
+// (roundTripServer: select 1 instead of both statements) gave 0.648 and 1.41 in the same runs (12 samples).
 //
 //	go test ./internal/storage -run '^$' -bench DownloadDatabaseParts -benchtime 20000x -count 3
 //
