@@ -209,7 +209,7 @@ func (a *aside) restoreForeignKeys(ctx context.Context, pool *pgxpool.Pool) erro
 // updates had left most rows at the end of a redirect chain, so the trigram index's build met
 // the rows' addresses out of order and sorted every key's list of them before writing it.
 // Measured over a 100,000-row seed: the build took 32-34 s after the rewrite against 38-39 s
-// without, for a rewrite of 2.6 s; perf put 3.6 s of the difference in that sort (qsort and
+// without, for a rewrite of 2.6 s; perf put 4.0 s of the difference in that sort (qsort and
 // GIN's item-pointer comparison), the rest spread thinly over the build.
 func (a *aside) compact(ctx context.Context, pool *pgxpool.Pool) error {
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
