@@ -146,12 +146,10 @@ func wantsPart(c echo.Context, target string) bool {
 }
 
 // ctx is the request's context for the service calls made on the person's behalf: it carries
-// their address (see client.WithClientIP), the page request's id (client.WithRequestID, so the
-// page and its service requests share one id in the access log) and, shortly after they changed
-// something, the wish to read from the primary (see Config.ReadYourWrites).
+// their address and the page request's id (see client.ForRequest) and, shortly after they
+// changed something, the wish to read from the primary (see Config.ReadYourWrites).
 func ctx(c echo.Context) context.Context {
-	cx := client.WithClientIP(c.Request().Context(), c.RealIP())
-	cx = client.WithRequestID(cx, c.Response().Header().Get(echo.HeaderXRequestID))
+	cx := client.ForRequest(c.Request().Context(), c.RealIP(), c.Response().Header().Get(echo.HeaderXRequestID))
 	if st := stateOf(c); st != nil && st.readPrimary {
 		cx = client.WithReadPrimary(cx)
 	}

@@ -126,7 +126,7 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 		req.Header.Set("X-Forwarded-For", ip)
 	}
 	if id := RequestID(ctx); id != "" {
-		req.Header.Set(RequestIDHeader, id)
+		req.Header.Set("X-Request-Id", id)
 	}
 	if ctx.Value(readPrimaryKey{}) != nil {
 		req.Header.Set(ReadHeader, ReadPrimary)
@@ -237,9 +237,6 @@ func parseContentRange(h string) int {
 	}
 	return n
 }
-
-// RequestIDHeader carries the id of the request a call serves (WithRequestID).
-const RequestIDHeader = "X-Request-Id"
 
 // ReadHeader and ReadPrimary are the request header by which a client asks that its reads
 // come from the primary, not a read replica that may not have its last write yet.

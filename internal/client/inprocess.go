@@ -10,39 +10,35 @@ import (
 	"time"
 )
 
-// clientIPKey carries, in a request's context, the address of the person a call is made for.
-type clientIPKey struct{}
+// originKey carries, in a request's context, the request that calls made with it serve.
+type originKey struct{}
 
-// WithClientIP records that calls made with ctx act for a person at ip (the browser's
-// address), so the service's rate limits and logs see that person, not the dashboard.
-func WithClientIP(ctx context.Context, ip string) context.Context {
-	return context.WithValue(ctx, clientIPKey{}, ip)
+// origin is that request: the address of the person who made it and its id.
+type origin struct{ ip, requestID string }
+
+// ForRequest records that calls made with ctx serve the request with id requestID, made by a
+// person at ip (a browser's address, an assistant's). The service's rate limits and logs then
+// see that person, not the dashboard or the MCP server, and each call carries the id as
+// X-Request-Id, which the service keeps, so the request and every service request it made
+// share one id in the access log. Either may be "".
+func ForRequest(ctx context.Context, ip, requestID string) context.Context {
+	return context.WithValue(ctx, originKey{}, origin{ip: ip, requestID: requestID})
 }
 
-// ClientIP is the address WithClientIP recorded, or "".
+// ClientIP is the address ForRequest recorded, or "".
 func ClientIP(ctx context.Context) string {
-	ip, _ := ctx.Value(clientIPKey{}).(string)
-	return ip
+	o, _ := ctx.Value(originKey{}).(origin)
+	return o.ip
 }
 
-// requestIDKey carries, in a request's context, the id of the request a call is made for.
-type requestIDKey struct{}
-
-// WithRequestID records that calls made with ctx serve the request with this id (a dashboard
-// page, an MCP tool call). Each call carries it as X-Request-Id, which the service keeps, so
-// the request and every service request it made share one id in the access log.
-func WithRequestID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, requestIDKey{}, id)
-}
-
-// RequestID is the id WithRequestID recorded, or "".
+// RequestID is the request id ForRequest recorded, or "".
 func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
+	o, _ := ctx.Value(originKey{}).(origin)
+	return o.requestID
 }
 
 // InProcess is an HTTP client that hands requests straight to h, the service mounted in this
-// same process, without a socket. The person's address (WithClientIP) becomes the request's
+// same process, without a socket. The person's address (ForRequest) becomes the request's
 // peer address: the service believes it because no outside request can arrive this way, and a
 // browser that sends X-Forwarded-For to the dashboard gains nothing (the header is dropped).
 //

@@ -161,8 +161,7 @@ func (s *Server) Mount(e *echo.Echo) {
 		// Tool calls reach /rest/v1 as the assistant's own address, with this request's id, so
 		// the service's access log shows who made them and which call they belong to.
 		r := c.Request()
-		ctx := client.WithClientIP(r.Context(), c.RealIP())
-		ctx = client.WithRequestID(ctx, c.Response().Header().Get(echo.HeaderXRequestID))
+		ctx := client.ForRequest(r.Context(), c.RealIP(), c.Response().Header().Get(echo.HeaderXRequestID))
 		s.handler.ServeHTTP(c.Response(), r.WithContext(ctx))
 		return nil
 	})
