@@ -305,18 +305,10 @@ func TestBulkSeedFailedLoadRestores(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Owner(t)
-	if _, err := conn.Exec(ctx, `
-		create function public.test_refuse_bulk_publish() returns trigger language plpgsql as $$
-		begin
-		  if new.status = 'published' and new.slug like 'bulk-%' then
-		    raise exception 'test: bulk publishing refused';
-		  end if;
-		  return new;
-		end $$;
-		create trigger test_refuse_bulk_publish before update on public.publications
-		  for each row execute function public.test_refuse_bulk_publish()`); err != nil {
-		t.Fatal(err)
-	}
+	testTrigger(t, conn, "test_refuse_bulk_publish", "before update on public.publications", `
+		if new.status = 'published' and new.slug like 'bulk-%' then
+		  raise exception 'test: bulk publishing refused';
+		end if;`)
 	before := bulkStorage(t, conn)
 	_, err := Run(ctx, db.OwnerURL, Options{Publications: 1000, MediaDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "test: bulk publishing refused") {
@@ -350,18 +342,10 @@ func TestBulkSeedForeignKeyViolationFails(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Owner(t)
-	if _, err := conn.Exec(ctx, `
-		create function public.test_unknown_reviewer() returns trigger language plpgsql as $$
-		begin
-		  if exists (select 1 from public.publications p where p.id = new.publication_id and p.slug like 'bulk-%') then
-		    new.reviewer_id := gen_random_uuid();
-		  end if;
-		  return new;
-		end $$;
-		create trigger test_unknown_reviewer before insert on public.reviews
-		  for each row execute function public.test_unknown_reviewer()`); err != nil {
-		t.Fatal(err)
-	}
+	testTrigger(t, conn, "test_unknown_reviewer", "before insert on public.reviews", `
+		if exists (select 1 from public.publications p where p.id = new.publication_id and p.slug like 'bulk-%') then
+		  new.reviewer_id := gen_random_uuid();
+		end if;`)
 	before := bulkStorage(t, conn)
 	_, err := Run(ctx, db.OwnerURL, Options{Publications: 1000, MediaDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), `violates foreign key constraint "reviews_reviewer_id_fkey"`) {
@@ -817,6 +801,21 @@ func bulkStorage(t *testing.T, conn *pgx.Conn) []string {
 		t.Fatal(err)
 	}
 	return list
+}
+
+// testTrigger adds to the test's database a row trigger named name, fired at when (e.g.
+// "before update on public.publications"), whose PL/pgSQL function runs body and then returns
+// new.
+func testTrigger(t *testing.T, conn *pgx.Conn, name, when, body string) {
+	t.Helper()
+	if _, err := conn.Exec(context.Background(), `
+		create function public.`+name+`() returns trigger language plpgsql as $$
+		begin`+body+`
+		  return new;
+		end $$;
+		create trigger `+name+` `+when+` for each row execute function public.`+name+`()`); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // checkForeignKeys asserts that every bulk table has foreign keys in list (bulkStorage's) and

@@ -159,20 +159,28 @@ func setAside(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) (*aside
 // restoreOptions puts every bulk table's storage parameters back as they were.
 func (a *aside) restoreOptions(ctx context.Context, pool *pgxpool.Pool) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		for name, opts := range a.options {
-			table := pgx.Identifier{"public", name}.Sanitize()
-			if _, err := tx.Exec(ctx, `alter table `+table+` reset (autovacuum_enabled, fillfactor)`); err != nil {
+		for name := range a.options {
+			if err := a.restoreOptionsOf(ctx, tx, name); err != nil {
 				return err
-			}
-			if opts != "" {
-				// As pg_class holds them, so they are read back the same.
-				if _, err := tx.Exec(ctx, `alter table `+table+` set (`+opts+`)`); err != nil {
-					return err
-				}
 			}
 		}
 		return nil
 	})
+}
+
+// restoreOptionsOf puts the bulk table name's storage parameters back as they were.
+func (a *aside) restoreOptionsOf(ctx context.Context, tx pgx.Tx, name string) error {
+	table := pgx.Identifier{"public", name}.Sanitize()
+	if _, err := tx.Exec(ctx, `alter table `+table+` reset (autovacuum_enabled, fillfactor)`); err != nil {
+		return err
+	}
+	if opts := a.options[name]; opts != "" {
+		// As pg_class holds them, so they are read back the same.
+		if _, err := tx.Exec(ctx, `alter table `+table+` set (`+opts+`)`); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // restoreForeignKeys adds every dropped foreign key back, NOT VALID (as it was, for one that
@@ -213,20 +221,14 @@ func (a *aside) restoreForeignKeys(ctx context.Context, pool *pgxpool.Pool) erro
 // GIN's item-pointer comparison), the rest spread thinly over the build.
 func (a *aside) compact(ctx context.Context, pool *pgxpool.Pool) error {
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `alter table public.publications reset (fillfactor)`); err != nil {
+		if err := a.restoreOptionsOf(ctx, tx, "publications"); err != nil {
 			return err
 		}
-		if opts := a.options["publications"]; opts != "" {
-			if _, err := tx.Exec(ctx, `alter table public.publications set (`+opts+`)`); err != nil {
-				return err
-			}
-			_, err := tx.Exec(ctx, `alter table public.publications set (autovacuum_enabled = false)`)
-			return err
-		}
-		return nil
+		_, err := tx.Exec(ctx, `alter table public.publications set (autovacuum_enabled = false)`)
+		return err
 	})
 	if err != nil {
-		return fmt.Errorf("seed: restore publications' fillfactor: %w", err)
+		return fmt.Errorf("seed: restore publications' storage parameters for its rewrite: %w", err)
 	}
 	// VACUUM cannot run in a transaction block, so not through settle's run.
 	for _, sql := range []string{`vacuum full public.publications`, `vacuum public.publications`} {
