@@ -52,7 +52,12 @@ func (d *Disk) Open(_ context.Context, key string) (*Object, error) {
 	if errors.Is(err, errors.ErrUnsupported) {
 		obj, err = d.openInRoot(key)
 	}
-	// A key under an object ("a.png/b.png") names nothing either.
+	return opened(key, obj, err)
+}
+
+// opened is Open's answer from either way of opening key: a key that names nothing, or lies
+// under an object ("a.png/b.png"), is ErrObjectNotFound; any other failure names the key.
+func opened(key string, obj *Object, err error) (*Object, error) {
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, fmt.Errorf("%w: %s", ErrObjectNotFound, key)
 	}
