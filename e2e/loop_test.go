@@ -29,7 +29,7 @@ func TestEditorialLoop(t *testing.T) {
 		t.Fatalf("seed: %v", err)
 	}
 	// Serve, as `masthead serve` does, so the scheduler loop runs beside the surfaces.
-	w := &world{env: env, url: env.Serve(t), browser: newBrowser(t)}
+	w := &world{env: env, url: env.Loopback(t), browser: newBrowser(t)}
 	for _, js := range []bool{true, false} {
 		name := map[bool]string{true: "with JavaScript", false: "without JavaScript"}[js]
 		t.Run(name, func(t *testing.T) { w.loop(t, js) })

@@ -142,7 +142,7 @@ func TestLogSettingsInTheService(t *testing.T) {
 func TestAccessLogFollowsInProcessCalls(t *testing.T) {
 	t.Parallel()
 	e := servertest.New(t, nil)
-	base := e.Serve(t)
+	base := e.Loopback(t)
 	user := e.CreateUser(t, "follow@inprocess.test", "follow password")
 
 	// lines waits for two access lines with id (the outer request's is written once its

@@ -70,7 +70,7 @@ func TestDashboardSignInPerClient(t *testing.T) {
 		c.TokenRateAccount = config.Rate{Count: 5, Per: 10 * time.Minute, Burst: 5}
 		c.TokenRateAccountTotal = config.Rate{Count: 100, Per: 10 * time.Minute, Burst: 100}
 	})
-	base := e.Serve(t)
+	base := e.Loopback(t)
 	owner := e.CreateUser(t, "owner@perclient.test", "the right password")
 
 	attacker := browserAt(t, "127.0.0.5")

@@ -24,7 +24,7 @@ func serveWithMetrics(t *testing.T, change func(*config.Config)) (*servertest.En
 			change(c)
 		}
 	})
-	return e, e.Serve(t)
+	return e, e.Loopback(t)
 }
 
 // scrapeText fetches /metrics as text and parses it, so a test can check both the series and
@@ -179,7 +179,7 @@ func TestMetricsOff(t *testing.T) {
 	if e.Config.MetricsAddr != "" || e.MetricsURL != "" {
 		t.Fatalf("metrics on by default: %q", e.Config.MetricsAddr)
 	}
-	base := e.Serve(t)
+	base := e.Loopback(t)
 	e.Logs.WaitLines(t, time.Minute, 1, `"msg":"server: listening"`)
 	res, _ := get(t, http.MethodGet, base+"/metrics", nil, nil)
 	if res.StatusCode != http.StatusNotFound {

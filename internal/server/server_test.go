@@ -409,7 +409,7 @@ func TestWithoutDashboard(t *testing.T) {
 // which it is served, as PostgREST does.
 func TestSIGHUPReloadsSchema(t *testing.T) {
 	e := servertest.New(t, nil)
-	url := e.Serve(t) + "/rest/v1/notes"
+	url := e.Loopback(t) + "/rest/v1/notes"
 	// The schema listener reloads once when it subscribes; the table must come after that.
 	deadline := time.Now().Add(10 * time.Second)
 	for len(e.Logs.Lines("schema cache listener subscribed")) == 0 {

@@ -33,7 +33,7 @@ func serveSlow(t *testing.T, change func(*config.Config)) (*servertest.Env, stri
 			change(c)
 		}
 	})
-	return e, strings.TrimPrefix(e.Serve(t), "http://")
+	return e, strings.TrimPrefix(e.Loopback(t), "http://")
 }
 
 // trickle opens a connection and sends a request whose body comes a byte per gap, until the

@@ -52,7 +52,7 @@ func service(t testing.TB, databaseURL, media string, change func(*config.Config
 // watch) until t ends, by serving it on a listener of its own; the requests still go to env.URL.
 func serveLoops(t testing.TB, env *servertest.Env) {
 	t.Helper()
-	env.Serve(t)
+	env.Loopback(t)
 }
 
 // call sends one request as token (the publishable key when empty) and returns the status and

@@ -102,10 +102,11 @@ func Serve(t testing.TB, databaseURL string, change func(*config.Config)) *Env {
 	return &Env{URL: ts.URL, Key: cfg.PublishableKey, Config: cfg, Server: srv, Logs: logs, MetricsURL: metricsURL}
 }
 
-// Serve runs the server on a loopback listener of its own, as masthead serve does (real
-// connections, so per-client addresses and connection-level limits apply, and the background
-// loops run), until t ends, and returns its base URL. Serve must then return cleanly.
-func (e *Env) Serve(t testing.TB) string {
+// Loopback runs the server on a loopback listener of its own with Server.Serve, as masthead
+// serve does (real connections, so per-client addresses and connection-level limits apply, and
+// the background loops run), until t ends, and returns its base URL. Server.Serve must then
+// return cleanly. (Env.URL is an httptest server of the same service, without the loops.)
+func (e *Env) Loopback(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
