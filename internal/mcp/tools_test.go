@@ -178,6 +178,45 @@ func TestJourney(t *testing.T) {
 	}
 }
 
+// TestLifecycleTools calls each workflow tool TestJourney does not (withdraw, unschedule,
+// reopen, archive, restore) as the role DESIGN gives it, and wants the move made, its side
+// effect on the schedule, and the audit's entry with the tool's note and the caller as actor.
+func TestLifecycleTools(t *testing.T) {
+	s := newStack(t)
+	editor, lead := s.connect(t, "editor"), s.connect(t, "lead")
+	for _, tc := range []struct {
+		sess         *sdk.ClientSession
+		actor        string
+		tool, intent string
+		title        string
+		note         string
+		from, want   string
+	}{
+		{editor, "editor", "withdraw", "withdraw", "Tide tables", "needs a tide chart", "reviewing", "draft"},
+		{lead, "lead", "unschedule", "unschedule", "Lighthouse gala", "", "scheduled", "approved"},
+		{lead, "lead", "reopen", "reopen", "Ferry strike ends", "the fares changed", "approved", "draft"},
+		{lead, "lead", "publish_now", "publish", "Lighthouse gala", "", "approved", "published"},
+		{lead, "lead", "archive", "archive", "Lighthouse gala", "the gala is over", "published", "archived"},
+		{lead, "lead", "restore", "restore", "Lighthouse gala", "", "archived", "draft"},
+	} {
+		args := map[string]any{"publication_id": s.pubs[tc.title]}
+		if tc.note != "" {
+			args["note"] = tc.note
+		}
+		var moved mcp.TransitionOut
+		mustOK(t, tc.tool, call(t, tc.sess, tc.tool, args, &moved))
+		if moved.Publication.Status != tc.want || moved.Publication.ScheduledFor != nil {
+			t.Fatalf("%s %s = %+v, want %s without a date", tc.tool, tc.title, moved.Publication, tc.want)
+		}
+		var detail mcp.PublicationDetail
+		mustOK(t, "get_publication", call(t, tc.sess, "get_publication", map[string]any{"publication_id": s.pubs[tc.title]}, &detail))
+		if e := detail.History[0]; e.From != tc.from || e.To != tc.want || e.Intent != tc.intent || e.Note != tc.note ||
+			e.Actor != tc.actor || e.Via != "rpc" {
+			t.Fatalf("%s %s: newest history entry %+v", tc.tool, tc.title, e)
+		}
+	}
+}
+
 // TestAddReview leaves a comment through the tool and finds it on the publication.
 func TestAddReview(t *testing.T) {
 	s := newStack(t)
