@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"masthead/internal/config"
 )
 
@@ -219,4 +221,24 @@ func TestAppSessionCannotChangePassword(t *testing.T) {
 	wantError(t, e.do(t, request{method: http.MethodPut, path: "/auth/v1/user", bearer: s.access,
 		json: map[string]string{"password": "an app's choice", "current_password": e.user.Password}}), 403, "oauth_client_session_not_allowed")
 	e.signIn(t, e.user.Email, e.user.Password)
+}
+
+// TestPasswordHashCost: a password a person sets is hashed at MASTHEAD_BCRYPT_COST, not at
+// bcrypt's default or the tests' own.
+func TestPasswordHashCost(t *testing.T) {
+	t.Parallel()
+	const cost = 5 // neither bcrypt's default (10) nor servertest's (4)
+	e := newEnv(t, func(c *config.Config) { c.BcryptCost = cost })
+	s := e.signIn(t, e.user.Email, e.user.Password)
+	if res := e.do(t, request{method: http.MethodPut, path: "/auth/v1/user", bearer: s.access, raw: `{"password":"a brand new secret"}`}); res.status != http.StatusOK {
+		t.Fatalf("change password: %d %s", res.status, res.raw)
+	}
+	var hash string
+	if err := e.DB.Owner(t).QueryRow(context.Background(), `select encrypted_password from auth.users where email = $1`, e.user.Email).Scan(&hash); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := bcrypt.Cost([]byte(hash)); err != nil || got != cost {
+		t.Fatalf("stored hash cost %d (%v), want %d", got, err, cost)
+	}
+	e.signIn(t, e.user.Email, "a brand new secret")
 }
