@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -213,5 +214,46 @@ func TestAccessLogFollowsInProcessCalls(t *testing.T) {
 				t.Errorf("lines with the call's id %q, by route: %v; want /mcp and its /rest/v1/:table", id, routes)
 			}
 		})
+	}
+}
+
+// TestAccessLogKeepsDashboardSecrets: what a person sends the dashboard (the sign-in form's
+// password and CSRF token, the session cookie it sets, a query string) never reaches the log,
+// neither on the dashboard's own line nor on those of the service requests it makes for them.
+func TestAccessLogKeepsDashboardSecrets(t *testing.T) {
+	t.Parallel()
+	e := servertest.New(t, nil)
+	base := e.Loopback(t)
+	user := e.CreateUser(t, "secrets@dashboard.test", "a dashboard secret password")
+	b := browserAt(t, "127.0.0.9")
+	if got := signIn(t, b, base, user.Email, user.Password); got != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d", got)
+	}
+	res, err := b.Get(base + "/?q=" + url.QueryEscape("query-secret-value"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(page), `data-testid="user">secrets<`) {
+		t.Fatalf("start page (%d) is not signed in as the person", res.StatusCode)
+	}
+	secrets := map[string]string{"password": user.Password, "query string": "query-secret-value"}
+	u, _ := url.Parse(base)
+	for _, c := range b.Jar.Cookies(u) {
+		secrets["cookie "+c.Name] = c.Value
+	}
+	if len(secrets) < 3 {
+		t.Fatalf("no cookie set by the sign-in: %v", b.Jar.Cookies(u))
+	}
+	if m := csrfRE.FindSubmatch(page); m != nil {
+		secrets["CSRF token"] = string(m[1])
+	}
+	e.Logs.WaitLines(t, 30*time.Second, 1, `"msg":"request"`, `"route":"/"`)
+	all := e.Logs.String()
+	for name, secret := range secrets {
+		if strings.Contains(all, secret) {
+			t.Errorf("the log contains the %s", name)
+		}
 	}
 }
