@@ -1,8 +1,10 @@
 package server
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -204,10 +206,13 @@ func (s *Server) httpError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	status := http.StatusInternalServerError
+	status, message := http.StatusInternalServerError, ""
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
 		status = he.Code
+		if m, ok := he.Message.(string); ok && status == http.StatusRequestTimeout {
+			message = m // guardBody's, naming the limits
+		}
 	} else {
 		s.log.ErrorContext(c.Request().Context(), "server: unhandled error",
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "err", err)
@@ -216,19 +221,28 @@ func (s *Server) httpError(err error, c echo.Context) {
 		_ = c.NoContent(status)
 		return
 	}
-	body := errorBody(c.Request().URL.Path, status)
-	if m, ok := body.(map[string]any); ok && m["error_code"] != nil {
-		c.Response().Header().Set("x-sb-error-code", m["error_code"].(string)) // as GoTrue does
+	body, err := json.Marshal(errorBody(c.Request().URL.Path, status, message))
+	if err != nil {
+		_ = c.NoContent(status)
+		return
 	}
-	_ = c.JSON(status, body)
+	h := c.Response().Header()
+	if code := gotrueCode(c.Request().URL.Path, status); code != "" {
+		h.Set("x-sb-error-code", code) // as GoTrue does
+	}
+	// With its length, the answer is complete without the end of a chunked body, which a
+	// connection hijacked after it (guardBody's lingering close) would never send.
+	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
+	_ = c.Blob(status, echo.MIMEApplicationJSON, body)
 }
 
 // errorBody is an error the router or the shared middleware gives (an unknown path, a method a
-// route lacks, a body over the limit) in the shape of the surface the path belongs to, so a
-// client's error handling sees what it expects: PostgREST's under /rest/v1, GoTrue's under
-// /auth/v1, Supabase Storage's under /storage/v1.
-func errorBody(path string, status int) any {
-	text := http.StatusText(status)
+// route lacks, a body over the limit or arriving too slowly) in the shape of the surface the
+// path belongs to, so a client's error handling sees what it expects: PostgREST's under
+// /rest/v1, GoTrue's under /auth/v1, Supabase Storage's under /storage/v1. message, when not
+// empty, says more than the status's text.
+func errorBody(path string, status int, message string) any {
+	text := cmp.Or(message, http.StatusText(status))
 	switch {
 	case strings.HasPrefix(path, "/rest/v1/") || path == "/rest/v1":
 		code, msg, hint := "PGRST000", text, any(nil)
@@ -239,23 +253,34 @@ func errorBody(path string, status int) any {
 			code, msg = "PGRST117", "Unsupported HTTP method"
 		case http.StatusRequestEntityTooLarge:
 			code, msg, hint = "PGRST102", "The request body is larger than this service accepts", "Send fewer rows per request."
+		case http.StatusRequestTimeout:
+			code, hint = "MH003", "Send the body without pauses."
 		}
 		return map[string]any{"code": code, "message": msg, "details": nil, "hint": hint}
 	case strings.HasPrefix(path, "/auth/v1/") || path == "/auth/v1":
-		code := "unexpected_failure"
-		switch status {
-		case http.StatusNotFound:
-			code = "not_found"
-		case http.StatusMethodNotAllowed:
-			code = "method_not_allowed"
-		case http.StatusRequestEntityTooLarge:
-			code = "request_too_large"
-		}
-		return map[string]any{"code": status, "error_code": code, "msg": text}
+		return map[string]any{"code": status, "error_code": gotrueCode(path, status), "msg": text}
 	case strings.HasPrefix(path, "/storage/v1/") || path == "/storage/v1":
-		return map[string]string{"statusCode": strconv.Itoa(status), "error": text, "message": text}
+		return map[string]string{"statusCode": strconv.Itoa(status), "error": http.StatusText(status), "message": text}
 	}
 	return map[string]string{"message": text}
+}
+
+// gotrueCode is GoTrue's error_code for status under /auth/v1, "" elsewhere.
+func gotrueCode(path string, status int) string {
+	if !strings.HasPrefix(path, "/auth/v1/") && path != "/auth/v1" {
+		return ""
+	}
+	switch status {
+	case http.StatusNotFound:
+		return "not_found"
+	case http.StatusMethodNotAllowed:
+		return "method_not_allowed"
+	case http.StatusRequestEntityTooLarge:
+		return "request_too_large"
+	case http.StatusRequestTimeout:
+		return "request_timeout"
+	}
+	return "unexpected_failure"
 }
 
 // apiPrefixes are the client-facing APIs; browsers call them cross-origin with the publishable

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -51,23 +52,77 @@ func (s *Server) guardBody(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c) // in process: no connection, nothing trickles
 		}
 		r.Body = g
+		res := c.Response()
+		w := &slowBodyWriter{ResponseWriter: res.Writer, g: g}
+		res.Writer = w
 		err := next(c)
-		if g.tripped() {
-			// Close rather than read the rest of the body, which net/http would otherwise try
-			// before answering.
-			c.Response().Header().Set("Connection", "close")
-			_ = rc.SetReadDeadline(time.Now())
-			if !c.Response().Committed {
-				return echo.NewHTTPError(http.StatusRequestTimeout, errSlowBody.Error())
-			}
+		res.Writer = w.ResponseWriter
+		if !g.tripped() {
+			// Whatever of the body the handler left unread is discarded by net/http within
+			// one more idle gap; the next request's header has ReadHeaderTimeout.
+			_ = rc.SetReadDeadline(time.Now().Add(s.cfg.BodyIdleTimeout))
 			return err
 		}
-		// Whatever of the body the handler left unread is discarded by net/http within one
-		// more idle gap; the next request's header has ReadHeaderTimeout.
-		_ = rc.SetReadDeadline(time.Now().Add(s.cfg.BodyIdleTimeout))
-		return err
+		// Never read the rest of the body, which net/http would otherwise try before answering.
+		_ = rc.SetReadDeadline(time.Now())
+		if res.Committed && !w.dropped {
+			return err // the handler answered before the body was cut (it streams)
+		}
+		// The handler met a failed read and answered as for a broken body (GoTrue's bad_json,
+		// say); that answer was dropped, and the client learns what happened instead, in its
+		// surface's shape, with the limits named.
+		res.Committed, res.Status, res.Size = false, http.StatusOK, 0
+		res.Header().Set("Connection", "close")
+		c.Error(echo.NewHTTPError(http.StatusRequestTimeout, fmt.Sprintf(
+			"the request body arrived too slowly: each part must follow the last within %s (MASTHEAD_BODY_IDLE_TIMEOUT) "+
+				"and the body must average %d bytes a second (MASTHEAD_BODY_MIN_RATE)", s.cfg.BodyIdleTimeout, s.cfg.BodyMinRate)))
+		return nil
 	}
 }
+
+// slowBodyWriter is the response writer of a request whose body is guarded: once the body has
+// been cut, whatever the handler answers is dropped (it answers a failed read, not the
+// reason), so that guardBody can answer in its place.
+type slowBodyWriter struct {
+	http.ResponseWriter
+	g       *guardedBody
+	decided bool // the handler's first WriteHeader has come
+	dropped bool // and went nowhere, as everything after it
+	scratch http.Header
+}
+
+func (w *slowBodyWriter) Header() http.Header {
+	if w.dropped || !w.decided && w.g.tripped() {
+		// Headers set for a dropped answer must not reach the real one.
+		if w.scratch == nil {
+			w.scratch = http.Header{}
+		}
+		return w.scratch
+	}
+	return w.ResponseWriter.Header()
+}
+
+func (w *slowBodyWriter) WriteHeader(code int) {
+	if !w.decided {
+		w.decided, w.dropped = true, w.g.tripped()
+	}
+	if !w.dropped {
+		w.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (w *slowBodyWriter) Write(b []byte) (int, error) {
+	if !w.decided {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.dropped {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (its deadlines, flushing).
+func (w *slowBodyWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // isTransfer says whether r moves an object (upload or download, the dashboard's image upload
 // included), which may take minutes.

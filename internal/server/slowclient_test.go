@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -36,9 +35,16 @@ func serveSlow(t *testing.T, change func(*config.Config)) (*servertest.Env, stri
 	return e, strings.TrimPrefix(e.Loopback(t), "http://")
 }
 
-// trickle opens a connection and sends a request whose body comes a byte per gap, until the
-// server answers or closes; it returns when that happened and the status line, if any.
+// trickle opens a connection and sends a sign-in whose body comes a byte per gap, until the
+// server answers and closes; it returns when that happened and the answer, if any, as it came
+// (status line, header and body).
 func trickle(t *testing.T, addr, key string, gap time.Duration, stop <-chan struct{}) (time.Duration, string) {
+	return trickleTo(t, addr, "POST /auth/v1/token?grant_type=password", "application/json", "apikey: "+key, gap, stop)
+}
+
+// trickleTo is trickle for a request of another method, path and content type, with another
+// header line.
+func trickleTo(t *testing.T, addr, methodPath, contentType, header string, gap time.Duration, stop <-chan struct{}) (time.Duration, string) {
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Error(err)
@@ -46,16 +52,15 @@ func trickle(t *testing.T, addr, key string, gap time.Duration, stop <-chan stru
 	}
 	defer conn.Close()
 	start := time.Now()
-	fmt.Fprintf(conn, "POST /auth/v1/token?grant_type=password HTTP/1.1\r\nHost: x\r\napikey: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", key)
+	fmt.Fprintf(conn, "%s HTTP/1.1\r\nHost: x\r\n%s\r\nContent-Type: %s\r\nContent-Length: 100000\r\n\r\n{", methodPath, header, contentType)
 	answered := make(chan string, 1)
 	go func() {
-		// The status line, then everything until the server closes the connection.
-		br := bufio.NewReader(conn)
-		line, _ := br.ReadString('\n')
-		if _, err := io.Copy(io.Discard, br); err != nil {
-			line += " (not closed: " + err.Error() + ")"
+		// Everything until the server closes the connection.
+		answer, err := io.ReadAll(conn)
+		if err != nil {
+			answer = append(answer, " (not closed: "+err.Error()+")"...)
 		}
-		answered <- line
+		answered <- string(answer)
 	}()
 	tick := time.NewTicker(gap)
 	defer tick.Stop()
@@ -75,18 +80,31 @@ func trickle(t *testing.T, addr, key string, gap time.Duration, stop <-chan stru
 	}
 }
 
-// TestTrickledBodyIsCut: a body trickled a byte at a time is cut (408, or the connection
-// closed) long before a person would notice, while a normal sign-in answers at once; 500 such
-// connections at the same time do not stop a normal client.
+// TestTrickledBodyIsCut: a body trickled a byte at a time is cut long before a person would
+// notice, with a 408 in the surface's error shape that names the limits, and the connection
+// closed; a normal sign-in answers at once; 500 such connections at the same time do not stop
+// a normal client.
 func TestTrickledBodyIsCut(t *testing.T) {
 	t.Parallel()
 	e, addr := serveSlow(t, nil)
-	took, status := trickle(t, addr, e.Key, 100*time.Millisecond, nil)
-	// Cut: the connection is closed (after whatever 4xx the surface gave the broken body).
-	if took > 5*time.Second || strings.Contains(status, "not closed") || !(status == "" || strings.Contains(status, " 4")) {
-		t.Fatalf("a trickled body: %q after %s, want the connection closed within 5 s", status, took)
+	key, editor := "apikey: "+e.Key, "apikey: "+e.Key+"\r\nAuthorization: Bearer "+uploadEditor(t, e, addr)
+	for _, tc := range []struct{ surface, request, contentType, header, shape string }{
+		{"auth", "POST /auth/v1/token?grant_type=password", "application/json", key,
+			`"code":408,"error_code":"request_timeout","msg":"the request body arrived too slowly`},
+		{"rest", "POST /rest/v1/promos", "application/json", key,
+			`{"code":"MH003","details":null,"hint":"Send the body without pauses.","message":"the request body arrived too slowly`},
+		{"storage", "POST /storage/v1/object/media/big/trickle.png", "image/png", editor,
+			`{"error":"Request Timeout","message":"the request body arrived too slowly`},
+	} {
+		took, answer := trickleTo(t, addr, tc.request, tc.contentType, tc.header, 100*time.Millisecond, nil)
+		head, body, _ := strings.Cut(answer, "\r\n\r\n")
+		if took > 5*time.Second || !strings.HasPrefix(head, "HTTP/1.1 408 ") || !strings.Contains(strings.ToLower(head), "\r\nconnection: close") ||
+			!strings.Contains(body, tc.shape) || !strings.Contains(body, "MASTHEAD_BODY_IDLE_TIMEOUT") || !strings.Contains(body, "MASTHEAD_BODY_MIN_RATE") {
+			t.Fatalf("%s: a trickled body after %s was answered\n%s\nwant a 408 in the surface's shape (%s) naming the limits, then the connection closed",
+				tc.surface, took, answer, tc.shape)
+		}
+		t.Logf("%s: a trickled body was cut after %s", tc.surface, took.Round(time.Millisecond))
 	}
-	t.Logf("a trickled body was cut after %s (%q)", took.Round(time.Millisecond), status)
 
 	// 500 at once, each a byte every 100 ms; a normal client meanwhile.
 	stop := make(chan struct{})
@@ -120,11 +138,10 @@ func TestTrickledBodyIsCut(t *testing.T) {
 	t.Logf("with 500 trickling connections: a normal client answered in %s; every trickle cut within %s", normal.Round(time.Millisecond), worst.Round(time.Millisecond))
 }
 
-// TestLargeUploadAtRealisticRate: a 50 MB image sent at a steady few MB/s is stored, the body
-// guard does not mistake it for a trickle.
-func TestLargeUploadAtRealisticRate(t *testing.T) {
-	t.Parallel()
-	e, addr := serveSlow(t, nil)
+// uploadEditor makes an editor of a project "big" and returns their access token, signed in
+// at addr.
+func uploadEditor(t *testing.T, e *servertest.Env, addr string) string {
+	t.Helper()
 	own := e.DB.Owner(t)
 	bg := context.Background()
 	u := e.CreateUser(t, "editor@upload.test", "a long password")
@@ -135,14 +152,15 @@ func TestLargeUploadAtRealisticRate(t *testing.T) {
 	if _, err := own.Exec(bg, `insert into project_members (project_id, user_id, role) values ($1, $2, 'editor')`, project, u.ID); err != nil {
 		t.Fatal(err)
 	}
-	res, body := get(t, http.MethodPost, "http://"+addr+"/auth/v1/token?grant_type=password",
-		map[string]string{"apikey": e.Key, "Content-Type": "application/json"}, strings.NewReader(`{"email":"editor@upload.test","password":"a long password"}`))
-	tok := string(body)
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("sign in: %d %s", res.StatusCode, body)
-	}
-	tok = tok[strings.Index(tok, `"access_token":"`)+16:]
-	tok = tok[:strings.IndexByte(tok, '"')]
+	return accessToken(t, "http://"+addr, e.Key, "editor@upload.test", "a long password")
+}
+
+// TestLargeUploadAtRealisticRate: a 50 MB image sent at a steady few MB/s is stored, the body
+// guard does not mistake it for a trickle.
+func TestLargeUploadAtRealisticRate(t *testing.T) {
+	t.Parallel()
+	e, addr := serveSlow(t, nil)
+	tok := uploadEditor(t, e, addr)
 
 	// Noise does not compress: a 3700×3500 picture is a PNG of about 50 MB.
 	img := image.NewNRGBA(image.Rect(0, 0, 3700, 3500))
