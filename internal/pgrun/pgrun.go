@@ -141,7 +141,10 @@ func (c *Cluster) start(bin string, cred *syscall.Credential, opts Options) erro
 		"-c", "log_min_messages=warning",
 	}
 	if opts.Ephemeral {
-		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+			// Replicas made at the same time (StartReplica): a backup's checkpoint could remove
+			// the WAL another backup's stream has yet to read, before its slot holds it.
+			"-c", "wal_keep_size=512MB")
 	}
 	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
 	// Own process group, so a terminal's Ctrl-C reaches us first and we stop the server in order;

@@ -12,6 +12,8 @@ import (
 	"masthead/internal/config"
 	"masthead/internal/pg"
 	"masthead/internal/pg/pgtest"
+	"masthead/internal/pgrun"
+	"masthead/internal/server/servertest"
 )
 
 // TestReadReplica runs the service with a real streaming replica of its database: reads are
@@ -20,17 +22,9 @@ import (
 // it, and a replica further behind than MASTHEAD_READ_MAX_LAG is passed over until it catches up.
 func TestReadReplica(t *testing.T) {
 	t.Parallel()
-	db := pgtest.New(t)
-	media := demo(t, db)
+	db, media, replica := replicated(t)
 	ctx := context.Background()
 	own := db.Owner(t)
-	// Which server answered: a function every member may call, on both servers by replication.
-	if _, err := own.Exec(ctx, `create function public.served_by() returns text language sql stable
-		as $$ select case when pg_is_in_recovery() then 'replica' else 'primary' end $$;
-		grant execute on function public.served_by() to authenticated`); err != nil {
-		t.Fatal(err)
-	}
-	replica := pgtest.Replica(t)
 	env, api := service(t, db.URL, media, func(c *config.Config) {
 		c.DatabaseReadURL = replica.URL(pg.LoginRole, db.Name)
 		c.ReadMaxLag = 500 * time.Millisecond
@@ -38,11 +32,11 @@ func TestReadReplica(t *testing.T) {
 	serveLoops(t, env)
 	editor := signIn(t, api, "editor@northwind.test")
 	servedBy := func(method string, header map[string]string) string {
-		status, body := call(t, env, editor.AccessToken, method, "/rest/v1/rpc/served_by", map[bool]string{true: "{}"}[method == http.MethodPost], header)
+		status, body := servedAs(t, env, editor.AccessToken, method, header)
 		if status != http.StatusOK {
 			t.Fatalf("%s served_by: %d %s", method, status, body)
 		}
-		return strings.Trim(body, `"`)
+		return body
 	}
 	waitFor(t, 20*time.Second, "reads served by the replica", func() (bool, string) {
 		got := servedBy(http.MethodGet, nil)
@@ -115,5 +109,119 @@ func TestReadReplica(t *testing.T) {
 	}
 	if status, _ := call(t, env, editor.AccessToken, http.MethodGet, "/storage/v1/object/authenticated/media/"+stored, "", nil); status != http.StatusOK {
 		t.Fatalf("download with the replica serving: %d", status)
+	}
+}
+
+// replicated is the demo data (its media folder too) in a database of its own, with a function
+// that says which server answers (served_by: pg_is_in_recovery, on both servers by
+// replication), and a real streaming replica of it.
+func replicated(t *testing.T) (*pgtest.DB, string, *pgrun.Cluster) {
+	t.Helper()
+	db := pgtest.New(t)
+	media := demo(t, db)
+	if _, err := db.Owner(t).Exec(context.Background(), `create function public.served_by() returns text language sql stable
+		as $$ select case when pg_is_in_recovery() then 'replica' else 'primary' end $$;
+		grant execute on function public.served_by() to authenticated`); err != nil {
+		t.Fatal(err)
+	}
+	return db, media, pgtest.Replica(t)
+}
+
+// servedAs calls served_by as token with method (GET reads where the service chooses; POST
+// goes to the primary) and returns the status and which server answered (or the error body).
+func servedAs(t *testing.T, env *servertest.Env, token, method string, header map[string]string) (int, string) {
+	t.Helper()
+	status, body := call(t, env, token, method, "/rest/v1/rpc/served_by", map[bool]string{true: "{}"}[method == http.MethodPost], header)
+	return status, strings.Trim(body, `"`)
+}
+
+// TestReplicaSessions: the session check of a read served by a replica. A session begun after
+// the replica's last replay is unknown there, so the replica says it has ended; the read is
+// then asked of the primary, which answers it (and refuses it once the session really ends).
+// A sign-out reaches the replica's reads within MASTHEAD_READ_MAX_LAG: until the replica has
+// replayed it the session still reads there, which the allowed lag permits; past the lag the
+// replica is passed over and the primary refuses the token.
+func TestReplicaSessions(t *testing.T) {
+	t.Parallel()
+	db, media, replica := replicated(t)
+	ctx := context.Background()
+	rep, err := pgxConnect(ctx, replica.URL("postgres", db.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rep.Close(ctx)
+	replay := func(on bool) {
+		t.Helper()
+		sql := map[bool]string{true: `select pg_wal_replay_resume()`, false: `select pg_wal_replay_pause()`}[on]
+		if _, err := rep.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := func(maxLag time.Duration) (*servertest.Env, *client.Client) {
+		env, api := service(t, db.URL, media, func(c *config.Config) {
+			c.DatabaseReadURL = replica.URL(pg.LoginRole, db.Name)
+			c.ReadMaxLag = maxLag
+		})
+		serveLoops(t, env)
+		return env, api
+	}
+	servingAs := func(env *servertest.Env, token string) {
+		t.Helper()
+		waitFor(t, 20*time.Second, "reads served by the replica", func() (bool, string) {
+			status, by := servedAs(t, env, token, http.MethodGet, nil)
+			return status == http.StatusOK && by == "replica", fmt.Sprint(status, " ", by)
+		})
+	}
+
+	// A lag allowance far beyond the test, so that the paused replica keeps serving.
+	env, api := start(time.Hour)
+	known := signIn(t, api, "editor@northwind.test")
+	servingAs(env, known.AccessToken)
+	replay(false)
+	fresh := signIn(t, api, "editor@northwind.test") // on the primary only
+	if status, by := servedAs(t, env, fresh.AccessToken, http.MethodGet, nil); status != http.StatusOK || by != "primary" {
+		t.Fatalf("a read with a session the replica has not replayed: %d %s, want it answered by the primary", status, by)
+	}
+	if status, by := servedAs(t, env, known.AccessToken, http.MethodGet, nil); status != http.StatusOK || by != "replica" {
+		t.Fatalf("a read with a session the replica knows: %d %s, want the replica still serving", status, by)
+	}
+	if err := api.Logout(ctx, fresh.AccessToken, client.LogoutLocal); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := servedAs(t, env, fresh.AccessToken, http.MethodGet, nil); status != http.StatusUnauthorized {
+		t.Fatalf("a read after signing out (unknown to the replica, ended on the primary): %d %s", status, body)
+	}
+	// Signed out on the primary, the known session still reads on the replica that has not
+	// replayed the sign-out (allowed: the replica is within an hour), and not once it has.
+	if err := api.Logout(ctx, known.AccessToken, client.LogoutLocal); err != nil {
+		t.Fatal(err)
+	}
+	if status, by := servedAs(t, env, known.AccessToken, http.MethodGet, nil); status != http.StatusOK || by != "replica" {
+		t.Fatalf("a signed-out session on a replica that has not replayed it: %d %s", status, by)
+	}
+	replay(true)
+	waitFor(t, 20*time.Second, "the replayed sign-out refused", func() (bool, string) {
+		status, body := servedAs(t, env, known.AccessToken, http.MethodGet, nil)
+		return status == http.StatusUnauthorized, fmt.Sprint(status, " ", body)
+	})
+
+	// With the allowance at two seconds, a sign-out the replica does not replay is refused
+	// within the allowance (and the replica check's interval), the replica passed over.
+	const maxLag = 2 * time.Second
+	env, api = start(maxLag)
+	known = signIn(t, api, "editor@northwind.test")
+	servingAs(env, known.AccessToken)
+	replay(false)
+	defer replay(true)
+	if err := api.Logout(ctx, known.AccessToken, client.LogoutLocal); err != nil {
+		t.Fatal(err)
+	}
+	out := time.Now()
+	waitFor(t, 20*time.Second, "the sign-out refused", func() (bool, string) {
+		status, body := servedAs(t, env, known.AccessToken, http.MethodGet, nil)
+		return status == http.StatusUnauthorized, fmt.Sprint(status, " ", body)
+	})
+	if took := time.Since(out); took > 2*maxLag {
+		t.Errorf("the sign-out reached reads after %s, want within the allowed lag (%s) and a check", took, maxLag)
 	}
 }
