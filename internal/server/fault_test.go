@@ -223,7 +223,20 @@ var shapes = map[string][]string{
 	"storage": {"statusCode", "error", "message"},
 }
 
-// cleanOutage checks a 503: Retry-After set and the surface's JSON error shape.
+// outageValues are the members whose value a surface's 503 fixes, as the README lists them.
+// REST's code is PGRST000 when the database could not be reached, or, as PostgREST forwards a
+// database's error, the SQLSTATE with which the stopping database ended the statement.
+var outageValues = map[string]map[string]func(any) bool{
+	"rest": {"code": func(v any) bool {
+		return v == "PGRST000" || v == "57P01" || v == "57P02" || v == "57P03"
+	}},
+	"auth":    {"code": func(v any) bool { return v == float64(http.StatusServiceUnavailable) }},
+	"oauth":   {"error": func(v any) bool { return v == "temporarily_unavailable" }},
+	"storage": {"statusCode": func(v any) bool { return v == "503" }},
+}
+
+// cleanOutage checks a 503: Retry-After set and the surface's JSON error shape, with the values
+// a client tells an outage by.
 func cleanOutage(surface string, res *http.Response, body []byte) error {
 	if res.Header.Get("Retry-After") == "" {
 		return fmt.Errorf("503 without Retry-After: %s", body)
@@ -235,6 +248,11 @@ func cleanOutage(surface string, res *http.Response, body []byte) error {
 	for _, k := range shapes[surface] {
 		if _, ok := m[k]; !ok {
 			return fmt.Errorf("503 body lacks %q for %s: %s", k, surface, body)
+		}
+	}
+	for k, ok := range outageValues[surface] {
+		if !ok(m[k]) {
+			return fmt.Errorf("503 body's %q is %v for %s, not an outage's: %s", k, m[k], surface, body)
 		}
 	}
 	return nil
