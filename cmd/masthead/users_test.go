@@ -110,12 +110,34 @@ func TestUsersAdmin(t *testing.T) {
 	if _, err := own.Exec(ctx, `insert into auth.sessions (user_id) values ($1)`, id); err != nil {
 		t.Fatal(err)
 	}
+	// Their work: a publication they wrote.
+	if _, err := own.Exec(ctx, `insert into publications (project_id, title, slug, summary, body, author_id)
+		select id, 'Ed''s piece', 'eds-piece', 's', 'b', $1 from projects where slug = 'gazette'`, id); err != nil {
+		t.Fatal(err)
+	}
+	// kept is what a disabled account keeps: its memberships (project and role) and its work.
+	kept := func() string {
+		var s string
+		if err := own.QueryRow(ctx, `select (select string_agg(p.slug || ':' || m.role, ',' order by p.slug)
+			  from project_members m join projects p on p.id = m.project_id where m.user_id = $1)
+			|| ' ' || (select string_agg(title, ',') from publications where author_id = $1)`, id).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := kept()
+	if before != "gazette:owner,herald:lead Ed's piece" {
+		t.Fatalf("before disable: %q", before)
+	}
 	if err := run("disable", "--email", "ed@gazette.test"); err != nil {
 		t.Fatal(err)
 	}
 	var banned bool
 	if err := own.QueryRow(ctx, `select banned_until > now() + interval '100 years', (select count(*) from auth.sessions where user_id = u.id) from auth.users u where id = $1`, id).Scan(&banned, &sessions); err != nil || !banned || sessions != 0 {
 		t.Errorf("disable: banned %v, %d sessions (%v)", banned, sessions, err)
+	}
+	if after := kept(); after != before {
+		t.Errorf("disable changed the account's memberships or work: %q, was %q", after, before)
 	}
 	if err := run("enable", "--email", "ed@gazette.test"); err != nil {
 		t.Fatal(err)
