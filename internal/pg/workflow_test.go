@@ -3,6 +3,7 @@ package pg_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -179,6 +180,61 @@ func TestIllegalTransitionsRefused(t *testing.T) {
 		}
 		if s, _ := f.statusOf(t, id); s != from {
 			t.Errorf("refusals changed %s to %s", from, s)
+		}
+	}
+}
+
+// TestTransitionsAsDesigned: app.transitions, which the RPCs and the guard both read, holds
+// exactly the workflow table of DESIGN.md, written out here by hand, so a row added, dropped or
+// widened in the database (a status, a role, a note no longer required) shows up as a failure
+// rather than as a new legal move that TestIllegalTransitionsRefused, deriving legality from the
+// same table, would accept.
+func TestTransitionsAsDesigned(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	editors, reviewers, leads := "editor,lead,owner", "lead,owner,reviewer", "lead,owner"
+	// intent, from, to, roles (sorted), note required, rpc: one row per (from, to) of DESIGN's
+	// "Workflow" table.
+	want := []string{
+		"submit draft reviewing " + editors + " false submit_for_review",
+		"submit changes_requested reviewing " + editors + " false submit_for_review",
+		"withdraw reviewing draft " + editors + " false withdraw",
+		"withdraw changes_requested draft " + editors + " false withdraw",
+		"approve reviewing approved " + reviewers + " false approve",
+		"request_changes reviewing changes_requested " + reviewers + " true request_changes",
+		"schedule approved scheduled " + leads + " false schedule",
+		// Not a row of DESIGN's table: schedule on a scheduled publication moves its date
+		// (a reschedule), audited as a schedule event, for the same roles.
+		"schedule scheduled scheduled " + leads + " false schedule",
+		"unschedule scheduled approved " + leads + " false unschedule",
+		"publish approved published " + leads + " false publish_now",
+		"publish scheduled published " + leads + " false publish_now",
+		"archive draft archived " + leads + " false archive",
+		"archive approved archived " + leads + " false archive",
+		"archive published archived " + leads + " false archive",
+		"restore archived draft " + leads + " false restore",
+		"reopen approved draft " + leads + " true reopen",
+		"reopen scheduled draft " + leads + " true reopen",
+	}
+	rows, err := f.db.Owner(t).Query(context.Background(), `
+		select concat_ws(' ', intent, from_status, to_status,
+		         (select string_agg(r, ',' order by r) from unnest(roles) r), note_required::text, rpc)
+		  from app.transitions`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range got {
+		if !slices.Contains(want, r) {
+			t.Errorf("app.transitions has %q, which DESIGN's workflow table does not", r)
+		}
+	}
+	for _, r := range want {
+		if !slices.Contains(got, r) {
+			t.Errorf("app.transitions lacks %q", r)
 		}
 	}
 }
