@@ -55,13 +55,14 @@ func (f *fixture) walk(t *testing.T, id, status string) {
 	}
 }
 
-// content is everything a refusal must leave alone: the publication's status, version and
-// date, its promos and media links, its audit and its reviews.
+// content is everything a refusal must leave alone: the publication's status, version, date,
+// title, slug, summary, body and collection, its promos and media links, its audit and its
+// reviews.
 func (f *fixture) content(t *testing.T, pub string) string {
 	t.Helper()
 	var s string
 	mustScan(t, f.db.Owner(t).QueryRow(context.Background(), `
-		select concat_ws('|', p.status, p.version, p.scheduled_for, p.title,
+		select concat_ws('|', p.status, p.version, p.scheduled_for, p.title, p.slug, p.summary, p.body, p.collection_id,
 		  (select string_agg(channel || ':' || body, ',' order by channel) from promos where publication_id = p.id),
 		  (select string_agg(media_id || '@' || position, ',' order by media_id) from publication_media where publication_id = p.id),
 		  (select count(*) from status_events where publication_id = p.id),
@@ -70,8 +71,8 @@ func (f *fixture) content(t *testing.T, pub string) string {
 	return s
 }
 
-// TestContentFrozen: title, promos and media links change only while a publication is a draft
-// or has changes requested; each allowed change bumps the version by one, and each refusal is a
+// TestContentFrozen: title, slug, summary, body, collection, promos and media links change only
+// while a publication is a draft or has changes requested; each allowed change bumps the version by one, and each refusal is a
 // 409 that changes nothing.
 func TestContentFrozen(t *testing.T) {
 	t.Parallel()
@@ -81,6 +82,10 @@ func TestContentFrozen(t *testing.T) {
 		extra     func() []any
 	}{
 		{"edit title", `update publications set title = 'Edited' where id = $1`, nil},
+		{"edit slug", `update publications set slug = slug || '-edited' where id = $1`, nil},
+		{"edit summary", `update publications set summary = 'Edited summary' where id = $1`, nil},
+		{"edit body", `update publications set body = '# Edited' where id = $1`, nil},
+		{"file in collection", `update publications set collection_id = $2 where id = $1`, func() []any { return []any{f.collA} }},
 		{"insert promo", `insert into promos (publication_id, channel, body) values ($1, 'bluesky', 'new')`, nil},
 		{"update promo", `update promos set body = 'changed' where publication_id = $1`, nil},
 		{"delete promo", `delete from promos where publication_id = $1`, nil},
