@@ -1,8 +1,15 @@
 package pg_test
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"masthead/internal/pg"
+	"masthead/internal/pgrun"
 )
 
 // everyone is every kind of caller the matrix checks against project A.
@@ -169,5 +176,75 @@ func TestCrossTenantReferences(t *testing.T) {
 		if _, err := own.Exec(t.Context(), q); err == nil {
 			t.Errorf("table owner ran %q on the append-only audit", q)
 		}
+	}
+}
+
+// TestLoginRoleHoldsNothing: the service's login role, connected as itself with no SET ROLE,
+// may not read or write tenant data or identities; it only switches into the request roles.
+// NOINHERIT is what makes that true although it is a member of them, so it is checked too, as
+// is the catalog: no table, view or sequence outside PostgreSQL's own schemas grants it anything.
+func TestLoginRoleHoldsNothing(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.inStatus(t, "approved") // rows to read, update and delete, had the login role the rights
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, f.db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var user string
+	var inherits bool
+	mustScan(t, conn.QueryRow(ctx, `select current_user, rolinherit from pg_roles where rolname = session_user`), &user, &inherits)
+	if user != pg.LoginRole || inherits {
+		t.Fatalf("connected as %s (inherits %v), want %s with NOINHERIT", user, inherits, pg.LoginRole)
+	}
+	for _, table := range []string{"public.publications", "public.projects", "auth.users", "auth.sessions"} {
+		for _, q := range []string{
+			`select * from %s limit 1`,
+			`insert into %s default values`,
+			`update %s set id = id`,
+			`delete from %s`,
+		} {
+			q = fmt.Sprintf(q, table)
+			// Refused for want of a right on the table (or its schema) itself, not on
+			// something a row policy calls.
+			schema, name, _ := strings.Cut(table, ".")
+			_, err := conn.Exec(ctx, q)
+			fe, _ := pg.ErrorFields(err)
+			if fe.Code != "42501" || (fe.Message != "permission denied for table "+name && fe.Message != "permission denied for schema "+schema) {
+				t.Errorf("%s as %s: %v, want 42501 on the table or its schema", q, pg.LoginRole, err)
+			}
+		}
+	}
+	rows, err := conn.Query(ctx, `
+		select format('%s.%s', n.nspname, c.relname) from pg_class c join pg_namespace n on n.oid = c.relnamespace
+		 where c.relkind in ('r', 'p', 'v', 'm', 'f', 'S')
+		   and n.nspname not in ('pg_catalog', 'information_schema') and n.nspname !~ '^pg_toast'
+		   and has_table_privilege(c.oid, 'select, insert, update, delete, truncate, references, trigger')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(granted) > 0 {
+		t.Errorf("%s holds privileges on %v", pg.LoginRole, granted)
+	}
+	for _, role := range []string{pg.RoleAnon, pg.RoleAuthenticated} {
+		if _, err := conn.Exec(ctx, `set role `+role); err != nil {
+			t.Fatalf("set role %s: %v", role, err)
+		}
+		mustScan(t, conn.QueryRow(ctx, `select current_user`), &user)
+		if user != role {
+			t.Errorf("after set role %s: current_user %s", role, user)
+		}
+		if _, err := conn.Exec(ctx, `reset role`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := conn.Exec(ctx, `set role `+pgrun.Superuser); sqlstate(err) != "42501" {
+		t.Errorf("set role %s: %v, want 42501", pgrun.Superuser, err)
 	}
 }
