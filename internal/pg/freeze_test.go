@@ -3,6 +3,7 @@ package pg_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -306,40 +307,174 @@ func TestTextBounds(t *testing.T) {
 		who, sql, constraint string
 		args                 func(v string) []any
 		bound                int
+		least                int // a shorter value is refused by the same constraint
 	}{
+		{"editorA", `update publications set title = $2 where id = $1`, "publications_title_check",
+			func(v string) []any { return []any{draft, v} }, 300, 1},
+		{"ownerA", `update projects set name = $2 where id = $1`, "projects_name_check",
+			func(v string) []any { return []any{f.projA, v} }, 200, 1},
+		{"leadA", `update collections set name = $2 where id = $1`, "collections_name_check",
+			func(v string) []any { return []any{f.collA, v} }, 200, 1},
+		{"editorA", `insert into promos (publication_id, channel, body) values ($1, $2, 'hi')`, "channel_at_most_31_chars",
+			func(v string) []any { return []any{draft, v} }, 31, 0},
 		{"editorA", `update profiles set display_name = $2 where id = $1`, "display_name_at_most_100_chars",
-			func(v string) []any { return []any{f.users["editorA"], v} }, 100},
+			func(v string) []any { return []any{f.users["editorA"], v} }, 100, 0},
 		{"leadA", `update collections set description = $2 where id = $1`, "description_at_most_2000_chars",
-			func(v string) []any { return []any{f.collA, v} }, 2000},
+			func(v string) []any { return []any{f.collA, v} }, 2000, 0},
 		{"editorA", `update publications set summary = $2 where id = $1`, "summary_at_most_2000_chars",
-			func(v string) []any { return []any{draft, v} }, 2000},
+			func(v string) []any { return []any{draft, v} }, 2000, 0},
 		{"editorA", `update publications set body = $2 where id = $1`, "body_at_most_200000_chars",
-			func(v string) []any { return []any{draft, v} }, 200000},
+			func(v string) []any { return []any{draft, v} }, 200000, 0},
 		{"editorA", `update promos set body = $2 where publication_id = $1`, "body_at_most_5000_chars",
-			func(v string) []any { return []any{draft, v} }, 5000},
+			func(v string) []any { return []any{draft, v} }, 5000, 0},
 		{"editorA", `update promos set link = $2 where publication_id = $1`, "link_at_most_2000_chars",
-			func(v string) []any { return []any{draft, v} }, 2000},
+			func(v string) []any { return []any{draft, v} }, 2000, 0},
 		{"editorA", `update media set alt_text = $2 where id = $1`, "alt_text_at_most_1000_chars",
-			func(v string) []any { return []any{f.mediaA, v} }, 1000},
+			func(v string) []any { return []any{f.mediaA, v} }, 1000, 0},
 		{"reviewerA", `insert into reviews (publication_id, verdict, notes) values ($1, 'comment', $2)`, "notes_at_most_20000_chars",
-			func(v string) []any { return []any{draft, v} }, 20000},
+			func(v string) []any { return []any{draft, v} }, 20000, 0},
 	}
 	for _, c := range cases {
-		if _, err := f.try(c.who, c.sql, c.args(strings.Repeat("é", c.bound))...); err != nil {
+		_, err := f.try(c.who, c.sql, c.args(strings.Repeat("é", c.bound))...)
+		if c.constraint == "channel_at_most_31_chars" {
+			// No channel is called that: at its bound the foreign key refuses it, not the bound.
+			if sqlstate(err) != "23503" {
+				t.Errorf("%s at its bound: %v, want the foreign key's 23503", c.constraint, err)
+			}
+		} else if err != nil {
 			t.Errorf("%s at its bound: %v", c.constraint, err)
 		}
-		_, err := f.try(c.who, c.sql, c.args(strings.Repeat("é", c.bound+1))...)
+		_, err = f.try(c.who, c.sql, c.args(strings.Repeat("é", c.bound+1))...)
 		if sqlstate(err) != "23514" || !strings.Contains(err.Error(), c.constraint) {
 			t.Errorf("%s over its bound: %v", c.constraint, err)
 		}
 		if got := pg.HTTPStatus(sqlstate(err), false); got != 400 {
 			t.Errorf("%s maps to %d, want 400", c.constraint, got)
 		}
+		if c.least > 0 {
+			_, err := f.try(c.who, c.sql, c.args(strings.Repeat("é", c.least-1))...)
+			if sqlstate(err) != "23514" || !strings.Contains(err.Error(), c.constraint) {
+				t.Errorf("%s under its least length: %v", c.constraint, err)
+			}
+		}
+	}
+	// A channel of a few thousand characters that no compression shrinks was refused by the
+	// unique index on (publication_id, channel), a 500, before its bound.
+	if _, err := f.try("editorA", `insert into promos (publication_id, channel, body)
+		values ($1, (select string_agg(md5(i::text), '') from generate_series(1, 400) i), 'hi')`, draft); sqlstate(err) != "23514" {
+		t.Errorf("a 12,800-character channel: %v, want 23514", err)
+	}
+	// A media path is bounded in bytes as well as characters: 1000 four-byte characters are
+	// within its character bound but too long for its unique index (a 500), so the byte
+	// bound refuses them first.
+	mediaPath := `insert into media (project_id, storage_path, mime_type) values ($1, 'proj-a/' || $2, 'image/png')`
+	if _, err := f.try("editorA", mediaPath, f.projA, strings.Repeat("é", 508)+"a"); err != nil {
+		t.Errorf("a path of 1024 bytes: %v", err)
+	}
+	// Not one character repeated, which the index would compress below its limit.
+	var incompressible strings.Builder
+	for i := range 990 {
+		incompressible.WriteRune(rune(0x10000 + i*7919%50000))
+	}
+	_, err := f.try("editorA", mediaPath, f.projA, incompressible.String())
+	if sqlstate(err) != "23514" || !strings.Contains(err.Error(), "storage_path_at_most_1024_bytes") {
+		t.Errorf("a path of 997 characters, %d bytes: %v", len("proj-a/")+incompressible.Len(), err)
+	}
+	// An owner's default channels: known slugs only (a trigger), and at most 50 of them.
+	defaults := `update projects set default_channels = array_fill('x'::text, array[$2::int]) where id = $1`
+	if _, err := f.try("ownerA", defaults, f.projA, 50); err != nil {
+		t.Errorf("50 default channels: %v", err)
+	}
+	if _, err := f.try("ownerA", defaults, f.projA, 51); sqlstate(err) != "23514" || !strings.Contains(err.Error(), "default_channels_at_most_50_items") {
+		t.Errorf("51 default channels: %v", err)
 	}
 	// A workflow note is bounded too, whichever table it lands in first.
 	rev := f.inStatus(t, "reviewing")
 	if _, _, err := f.rpc("reviewerA", "request_changes", rev, strings.Repeat("n", 20001)); sqlstate(err) != "23514" {
 		t.Errorf("a 20001-character note: %v", err)
+	}
+}
+
+// TestTextColumnsBounded: every text column of schema public that a signed-in caller may
+// insert or update (text arrays included) has a length bound: a length in its type
+// (varchar(n)), a CHECK on its length, or a CHECK that it is one of a fixed set; an array, a
+// CHECK on how many items it holds. The few columns bounded some other way are listed with
+// how, and a write too long for each is shown refused. TestTextBounds pushes the bounds.
+func TestTextColumnsBounded(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	otherwise := map[string]struct {
+		how, who, sql string
+		args          []any
+		code          string
+	}{
+		"collections.slug": {"its pattern admits at most 63 characters", "leadA",
+			`update collections set slug = $2 where id = $1`, []any{f.collA, strings.Repeat("a", 64)}, "23514"},
+		"projects.timezone": {"a time zone PostgreSQL resolves, which it does only for names of at most 255 characters", "ownerA",
+			`update projects set timezone = $2 where id = $1`, []any{f.projA, "ABC" + strings.Repeat("a", 300) + "+1"}, "23514"},
+		"projects.default_channels": {"each item a known channel (app.check_default_channels), whose slug is at most 31 characters", "ownerA",
+			`update projects set default_channels = array[$2] where id = $1`, []any{f.projA, strings.Repeat("x", 32)}, "PT400"},
+	}
+	rows, err := f.db.Owner(t).Query(context.Background(), `
+		select c.relname || '.' || a.attname, a.attname, t.typcategory = 'A',
+		       a.atttypmod > 0 or coalesce(et.typlen, t.typlen) > 0,
+		       coalesce(array_agg(pg_get_constraintdef(k.oid)) filter (where k.oid is not null), '{}')
+		  from pg_class c
+		  join pg_namespace n on n.oid = c.relnamespace
+		  join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+		  join pg_type t on t.oid = a.atttypid
+		  left join pg_type et on et.oid = t.typelem and t.typcategory = 'A'
+		  left join pg_constraint k on k.conrelid = c.oid and k.contype = 'c' and a.attnum = any (k.conkey)
+		 where n.nspname = 'public' and coalesce(et.typcategory, t.typcategory) = 'S'
+		   and (has_column_privilege('authenticated', c.oid, a.attnum, 'INSERT')
+		        or has_column_privilege('authenticated', c.oid, a.attnum, 'UPDATE'))
+		 group by 1, 2, 3, 4
+		 order by 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for rows.Next() {
+		var col, name string
+		var array, typed bool
+		var checks []string
+		if err := rows.Scan(&col, &name, &array, &typed, &checks); err != nil {
+			t.Fatal(err)
+		}
+		seen[col] = true
+		q := regexp.QuoteMeta(name)
+		length := regexp.MustCompile(`\b(char_length|length|octet_length)\(` + q + `\) <= \d+`)
+		set := regexp.MustCompile(`\(` + q + ` = ANY \(ARRAY\[`)
+		items := regexp.MustCompile(`\bcardinality\(` + q + `\) <= \d+`)
+		bounded := typed
+		for _, c := range checks {
+			bounded = bounded || (array && items.MatchString(c)) || (!array && (length.MatchString(c) || set.MatchString(c)))
+		}
+		_, listed := otherwise[col]
+		switch {
+		case array && !bounded:
+			t.Errorf("%s: a user-writable text array without a CHECK on how many items it holds (checks %q)", col, checks)
+		case array && !listed:
+			t.Errorf("%s: a user-writable text array whose items have no known bound", col)
+		case !array && !bounded && !listed:
+			t.Errorf("%s: user-writable text without a length bound (checks %q)", col, checks)
+		case !array && bounded && listed:
+			t.Errorf("%s has a length bound of its own: take it off the list of columns bounded otherwise", col)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !seen["publications.body"] || !seen["promos.channel"] {
+		t.Fatalf("the sweep missed columns it must see: %v", seen)
+	}
+	for col, o := range otherwise {
+		if !seen[col] {
+			t.Errorf("%s is no longer user-writable text: take it off the list", col)
+		}
+		if _, err := f.try(o.who, o.sql, o.args...); sqlstate(err) != o.code {
+			t.Errorf("%s (%s): a value past that bound got %v, want %s", col, o.how, err, o.code)
+		}
 	}
 }
 
