@@ -3,6 +3,7 @@ package pg_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -292,6 +293,91 @@ func TestReadinessGatesGoingLive(t *testing.T) {
 	}
 	if s, _ := f.statusOf(t, id); s != "scheduled" {
 		t.Errorf("status %s after the scheduler met an item that is not ready", s)
+	}
+}
+
+// TestReadinessNeedsContent: a publication whose title, summary or body is blank (empty, or
+// only white space, which reads as nothing), or whose promo or media alt text is, is not ready,
+// for that reason alone, and schedule, publish_now and a direct PATCH refuse it with that check
+// failing and change nothing.
+func TestReadinessNeedsContent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	// Each blanks a draft's value as its editor, as any edit of a draft.
+	field := func(col string) func(id, v string) error {
+		return func(id, v string) error {
+			_, err := f.exec("editorA", fmt.Sprintf(`update publications set %s = $2 where id = $1`, pgx.Identifier{col}.Sanitize()), id, v)
+			return err
+		}
+	}
+	altText := func(id, v string) error {
+		if _, err := f.exec("editorA", `insert into publication_media (publication_id, media_id) values ($1, $2)`, id, f.mediaB); err != nil {
+			return err
+		}
+		_, err := f.exec("editorA", `update media set alt_text = $2 where id = $1`, f.mediaB, v)
+		return err
+	}
+	promo := func(id, v string) error {
+		_, err := f.exec("editorA", `update promos set body = $2 where publication_id = $1 and channel = 'x'`, id, v)
+		return err
+	}
+	cases := []struct {
+		check, value, detail string
+		blank                func(id, v string) error
+	}{
+		{"title", " ", "Title is missing", field("title")},
+		{"title", "\u00a0\u3000", "Title is missing", field("title")},
+		{"summary", "", "Summary is missing", field("summary")},
+		{"summary", "\n", "Summary is missing", field("summary")},
+		{"body", "", "Body is empty", field("body")},
+		{"body", "\n\t\r\n  ", "Body is empty", field("body")},
+		{"alt_text", "\u00a0", "1 of 1 media items have no alt text", altText},
+		{"promo:x", "\n", "X: no promo written", promo},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s=%q", c.check, c.value), func(t *testing.T) {
+			id := f.draft(t, fmt.Sprintf("Blank %s %d", c.check, f.seq.Add(1)))
+			f.makeReady(t, id)
+			// Blanked while a draft; submit and approve only show it.
+			if err := c.blank(id, c.value); err != nil {
+				t.Fatal(err)
+			}
+			f.walk(t, id, "approved")
+			got, err := f.readiness(t, "viewerA", id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, check := range []string{"title", "summary", "body", "promo:x", "promo:bluesky", "alt_text"} {
+				if got[check] != (check != c.check) {
+					t.Errorf("check %s = %v with %s %q", check, got[check], c.check, c.value)
+				}
+			}
+			_, v0 := f.statusOf(t, id)
+			refusals := map[string]func() error{
+				"schedule":    func() error { _, _, err := f.rpcSchedule("leadA", id, "1 day"); return err },
+				"publish_now": func() error { _, _, err := f.rpc("leadA", "publish_now", id); return err },
+				"direct publish": func() error {
+					_, err := f.exec("leadA", `update publications set status = 'published' where id = $1`, id)
+					return err
+				},
+			}
+			for name, try := range refusals {
+				err := try()
+				fe, _ := pg.ErrorFields(err)
+				if fe.Code != "PT422" {
+					t.Errorf("%s: %v, want PT422", name, err)
+					continue
+				}
+				var failing []struct{ Check, Detail string }
+				if err := json.Unmarshal([]byte(fe.Details), &failing); err != nil || len(failing) != 1 ||
+					failing[0].Check != c.check || failing[0].Detail != c.detail {
+					t.Errorf("%s: failing checks %q (%v), want only %s: %s", name, fe.Details, err, c.check, c.detail)
+				}
+			}
+			if s, v := f.statusOf(t, id); s != "approved" || v != v0 {
+				t.Errorf("a refusal changed it: %s v%d (was approved v%d)", s, v, v0)
+			}
+		})
 	}
 }
 

@@ -80,7 +80,9 @@ func TestPromoMeasureCountsAsRegexpMatches(t *testing.T) {
 }
 
 // TestReadinessOfAnswersAsBefore: readiness_of, whose promo_measure 029 rewrote, lists what 006's
-// readiness_of with 006's promo_measure listed, row for row and in order, for publications made to fail and pass each check:
+// readiness_of with 006's promo_measure listed (taught 030's rule that text of only white space
+// is blank, which TestReadinessNeedsContent holds), row for row and in order, for publications
+// made to fail and pass each check:
 // a blank title, summary or body; no promo, a blank one, one over its length, one with too
 // many hashtags, one with links counted at a fixed length, on channels counting characters,
 // bytes and graphemes; no media, media with and without alt text, more media than a channel
@@ -90,7 +92,11 @@ func TestReadinessOfAnswersAsBefore(t *testing.T) {
 	f := newFixture(t)
 	// 006's readiness_of calling 006's promo_measure, as before 029.
 	oldFunction(t, f, "006_rounds_readiness.sql", "promo_measure")
-	oldFunction(t, f, "006_rounds_readiness.sql", "readiness_of", "app.promo_measure(", "app.promo_measure_was(")
+	written := `'[^\s\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]'`
+	oldFunction(t, f, "006_rounds_readiness.sql", "readiness_of", "app.promo_measure(", "app.promo_measure_was(",
+		"btrim(p.title) <> ''", "p.title ~ "+written, "btrim(p.summary) <> ''", "p.summary ~ "+written,
+		"btrim(p.body) <> ''", "p.body ~ "+written, "btrim(md.alt_text) = ''", "md.alt_text !~ "+written,
+		"btrim(pr.body) = ''", "pr.body !~ "+written)
 	own := f.db.Owner(t)
 	ctx := context.Background()
 	ownerDoes(t, own, `update projects set default_channels = '{x,bluesky,threads,instagram,mastodon}' where id = $1`, f.projA)
