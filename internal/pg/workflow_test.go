@@ -538,6 +538,86 @@ func TestPublishDue(t *testing.T) {
 	}
 }
 
+// TestStatusSideEffects: a move has the same side effects however it is made (RPC, direct
+// PATCH or the scheduler): publishing stamps published_at with the moment of the move, and
+// leaving scheduled clears scheduled_for. Nobody sets published_at by hand.
+func TestStatusSideEffects(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	patch := func(to string) func(t *testing.T, id string) error {
+		return func(t *testing.T, id string) error {
+			_, err := f.exec("leadA", `update publications set status = $2 where id = $1`, id, to)
+			return err
+		}
+	}
+	rpc := func(fn string) func(t *testing.T, id string) error {
+		return func(t *testing.T, id string) error { _, _, err := f.rpc("leadA", fn, id); return err }
+	}
+	scheduler := func(t *testing.T, id string) error {
+		// Due a minute ago: no caller can put a date in the past, so the owner does, triggers off.
+		own := f.db.Owner(t)
+		ownerDoes(t, own, `set session_replication_role = replica`)
+		ownerDoes(t, own, `update publications set scheduled_for = now() - interval '1 minute' where id = $1`, id)
+		ownerDoes(t, own, `set session_replication_role = origin`)
+		return pg.WithCaller(ctx, f.db.Pool, pg.Caller{Role: pg.RoleScheduler}, pg.ReadWrite, func(tx pgx.Tx) error {
+			var got string
+			if err := tx.QueryRow(ctx, `select id::text from app.publish_due(10)`).Scan(&got); err != nil {
+				return err
+			}
+			if got != id {
+				return fmt.Errorf("publish_due published %s, want %s", got, id)
+			}
+			return nil
+		})
+	}
+	cases := []struct {
+		name, from, to, via string
+		move                func(t *testing.T, id string) error
+	}{
+		{"publish_now approved", "approved", "published", "rpc", rpc("publish_now")},
+		{"publish_now scheduled", "scheduled", "published", "rpc", rpc("publish_now")},
+		{"PATCH publish approved", "approved", "published", "direct", patch("published")},
+		{"PATCH publish scheduled", "scheduled", "published", "direct", patch("published")},
+		{"scheduler", "scheduled", "published", "scheduler", scheduler},
+		{"unschedule", "scheduled", "approved", "rpc", rpc("unschedule")},
+		{"PATCH unschedule", "scheduled", "approved", "direct", patch("approved")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			id := f.inStatus(t, c.from)
+			if err := c.move(t, id); err != nil {
+				t.Fatal(err)
+			}
+			var status, via string
+			var stamped, dated bool
+			mustScan(t, f.db.Owner(t).QueryRow(ctx, `
+				select p.status, p.published_at is not null and p.published_at = p.updated_at
+				         and p.published_at > now() - interval '1 minute',
+				       p.scheduled_for is not null,
+				       (select e.via from status_events e where e.publication_id = p.id order by e.id desc limit 1)
+				  from publications p where p.id = $1`, id), &status, &stamped, &dated, &via)
+			if status != c.to || via != c.via {
+				t.Fatalf("%s via %s, want %s via %s", status, via, c.to, c.via)
+			}
+			if stamped != (c.to == "published") {
+				t.Errorf("published_at stamped with the move: %v, want %v", stamped, c.to == "published")
+			}
+			if dated {
+				t.Errorf("still has a scheduled_for after moving to %s", c.to)
+			}
+		})
+	}
+	draft := f.draft(t, "Backdated")
+	if _, err := f.exec("editorA", `update publications set published_at = now() where id = $1`, draft); sqlstate(err) != "42501" {
+		t.Errorf("an editor set published_at: %v, want 42501", err)
+	}
+	pub := f.inStatus(t, "published")
+	if _, err := f.exec("ownerA", `update publications set published_at = '2000-01-01' where id = $1`, pub); sqlstate(err) != "42501" {
+		t.Errorf("an owner backdated published_at: %v, want 42501", err)
+	}
+}
+
 // TestAddReview: reviewers, leads and owners comment without moving the publication; the review
 // is theirs; editors and viewers are refused; an empty note is a 400.
 func TestAddReview(t *testing.T) {
