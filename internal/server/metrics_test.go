@@ -189,3 +189,26 @@ func TestMetricsOff(t *testing.T) {
 		t.Errorf("a metrics listener was opened: %v", lines)
 	}
 }
+
+// TestMetricsCountDashboardCalls: the calls the dashboard makes to the service for a person (in
+// process) are counted under their own surfaces, beside the dashboard's request: a sign-in is
+// one POST /login of the dashboard and one POST /auth/v1/token of auth.
+func TestMetricsCountDashboardCalls(t *testing.T) {
+	t.Parallel()
+	e, base := serveWithMetrics(t, nil)
+	u := e.CreateUser(t, "counted@dashboard.test", "a counted password")
+	if got := signIn(t, browserAt(t, "127.0.0.10"), base, u.Email, u.Password); got != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d", got)
+	}
+	// The dashboard's line is written after its request is counted, and may follow its answer.
+	e.Logs.WaitLines(t, 30*time.Second, 1, `"msg":"request"`, `"method":"POST"`, `"route":"/login"`)
+	s, _ := scrapeText(t, e.MetricsURL)
+	for _, c := range []map[string]string{
+		{"surface": "dashboard", "method": "POST", "route": "/login", "status": "303"},
+		{"surface": "auth", "method": "POST", "route": "/auth/v1/token", "status": "200"},
+	} {
+		if got, n := s.Value("masthead_http_requests_total", c); n != 1 || got != 1 {
+			t.Errorf("masthead_http_requests_total%v = %v (%d series), want 1; have:\n%s", c, got, n, s.Labels("masthead_http_requests_total"))
+		}
+	}
+}
