@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -213,4 +214,40 @@ func (p *paced) Read(b []byte) (int, error) {
 	n, err := p.r.Read(b[:min(len(b), 64<<10)])
 	p.n += n
 	return n, err
+}
+
+// TestMaxConnections: MASTHEAD_MAX_CONNECTIONS caps the connections one instance holds open. With
+// the cap held by two idle keep-alive connections, a third client is not answered; once one of
+// them closes, it is.
+func TestMaxConnections(t *testing.T) {
+	t.Parallel()
+	_, addr := serveSlow(t, func(c *config.Config) { c.MaxConnections = 2 })
+	held := make([]net.Conn, 2)
+	for i := range held {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		// Answered: the server has taken the connection, which stays open (keep-alive).
+		fmt.Fprintf(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("connection %d: %v %v", i, res, err)
+		}
+		res.Body.Close()
+		held[i] = conn
+	}
+	third := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	if res, err := third.Get("http://" + addr + "/healthz"); err == nil {
+		res.Body.Close()
+		t.Fatalf("a third connection was answered (%d) while two held the cap", res.StatusCode)
+	}
+	held[0].Close()
+	third.Timeout = 10 * time.Second
+	res, err := third.Get("http://" + addr + "/healthz")
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("once a connection closed: %v %v", res, err)
+	}
+	res.Body.Close()
 }
