@@ -32,9 +32,9 @@ func (s *Server) guardBody(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		rc := http.NewResponseController(c.Response().Writer)
-		ceiling, write := s.cfg.RequestTimeout, s.cfg.RequestTimeout
+		ceiling, write, setting := s.cfg.RequestTimeout, s.cfg.RequestTimeout, "MASTHEAD_REQUEST_TIMEOUT"
 		if isTransfer(r) {
-			ceiling, write = s.cfg.UploadTimeout, s.cfg.UploadTimeout
+			ceiling, write, setting = s.cfg.UploadTimeout, s.cfg.UploadTimeout, "MASTHEAD_UPLOAD_TIMEOUT"
 		}
 		start := time.Now()
 		// A response must be written within the class's ceiling (a download of a large image
@@ -63,8 +63,11 @@ func (s *Server) guardBody(next echo.HandlerFunc) echo.HandlerFunc {
 			_ = rc.SetReadDeadline(time.Now().Add(s.cfg.BodyIdleTimeout))
 			return err
 		}
-		// Never read the rest of the body, which net/http would otherwise try before answering.
+		// Never read the rest of the body, which net/http would otherwise try before answering;
+		// and leave one more idle gap to write the answer, since a body cut at the request's
+		// ceiling meets the write deadline there too.
 		_ = rc.SetReadDeadline(time.Now())
+		_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.BodyIdleTimeout))
 		if res.Committed && !w.dropped {
 			return err // the handler answered before the body was cut (it streams)
 		}
@@ -73,9 +76,13 @@ func (s *Server) guardBody(next echo.HandlerFunc) echo.HandlerFunc {
 		// surface's shape, with the limits named.
 		res.Committed, res.Status, res.Size = false, http.StatusOK, 0
 		res.Header().Set("Connection", "close")
-		c.Error(echo.NewHTTPError(http.StatusRequestTimeout, fmt.Sprintf(
-			"the request body arrived too slowly: each part must follow the last within %s (MASTHEAD_BODY_IDLE_TIMEOUT) "+
-				"and the body must average %d bytes a second (MASTHEAD_BODY_MIN_RATE)", s.cfg.BodyIdleTimeout, s.cfg.BodyMinRate)))
+		msg := fmt.Sprintf("the request body arrived too slowly: each part must follow the last within %s "+
+			"(MASTHEAD_BODY_IDLE_TIMEOUT) and the body must average %d bytes a second (MASTHEAD_BODY_MIN_RATE)",
+			s.cfg.BodyIdleTimeout, s.cfg.BodyMinRate)
+		if !time.Now().Before(g.end) {
+			msg = fmt.Sprintf("the request took longer than this service allows, %s (%s)", ceiling, setting)
+		}
+		c.Error(echo.NewHTTPError(http.StatusRequestTimeout, msg))
 		return nil
 	}
 }

@@ -139,6 +139,22 @@ func TestTrickledBodyIsCut(t *testing.T) {
 	t.Logf("with 500 trickling connections: a normal client answered in %s; every trickle cut within %s", normal.Round(time.Millisecond), worst.Round(time.Millisecond))
 }
 
+// TestRequestCeiling: a body that keeps arriving, fast enough for the body guard, is still cut
+// at MASTHEAD_REQUEST_TIMEOUT, with a 408 naming that setting.
+func TestRequestCeiling(t *testing.T) {
+	t.Parallel()
+	e, addr := serveSlow(t, func(c *config.Config) {
+		c.RequestTimeout = time.Second
+		c.BodyMinRate = 1 // a byte every 100 ms keeps ahead of it
+	})
+	took, answer := trickle(t, addr, e.Key, 100*time.Millisecond, nil)
+	head, body, _ := strings.Cut(answer, "\r\n\r\n")
+	if took < time.Second || took > 5*time.Second || !strings.HasPrefix(head, "HTTP/1.1 408 ") ||
+		!strings.Contains(body, `"msg":"the request took longer than this service allows, 1s (MASTHEAD_REQUEST_TIMEOUT)"`) {
+		t.Fatalf("a body still arriving after the request's ceiling, after %s:\n%s\nwant a 408 naming MASTHEAD_REQUEST_TIMEOUT after 1 s", took, answer)
+	}
+}
+
 // uploadEditor makes an editor of a project "big" and returns their access token, signed in
 // at addr.
 func uploadEditor(t *testing.T, e *servertest.Env, addr string) string {
