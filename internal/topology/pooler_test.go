@@ -209,3 +209,38 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// TestListenDirectBehindPgBouncer: behind a transaction-mode pooler, with DATABASE_DIRECT_URL
+// set, the schema cache follows NOTIFY masthead on a direct connection of its own: a new view
+// is served as soon as the reload is announced, with polling set far beyond the test.
+func TestListenDirectBehindPgBouncer(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	media := demo(t, db)
+	bouncer := pgtest.PgBouncer(t, pgrun.BouncerOptions{PoolSize: 3})
+	env, api := service(t, bouncer.URL(pg.LoginRole, db.Name), media, func(c *config.Config) {
+		c.DatabasePooler = "transaction"
+		c.DatabaseDirectURL = db.URL
+		c.SchemaPollInterval = time.Hour
+	})
+	ctx := context.Background()
+	own := db.Owner(t)
+	serveLoops(t, env)
+	editor := signIn(t, api, "editor@northwind.test")
+	// The listener is subscribed once its connection has said LISTEN.
+	waitFor(t, 15*time.Second, "the schema listener on a direct connection", func() (bool, string) {
+		var n int
+		err := own.QueryRow(ctx, `select count(*) from pg_stat_activity
+			where datname = current_database() and usename = $1 and query ilike 'listen %'`, pg.LoginRole).Scan(&n)
+		return err == nil && n == 1, fmt.Sprint(n, " ", err)
+	})
+	if _, err := own.Exec(ctx, `create view public.listen_probe with (security_invoker = true) as select slug from public.projects;
+		grant select on public.listen_probe to authenticated;
+		notify masthead, 'reload schema'`); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "the new view served", func() (bool, string) {
+		status, body := call(t, env, editor.AccessToken, http.MethodGet, "/rest/v1/listen_probe?select=slug", "", nil)
+		return status == http.StatusOK && strings.Contains(body, "northwind"), fmt.Sprintf("%d %s", status, body)
+	})
+}
