@@ -390,3 +390,66 @@ func TestTokenCacheSize(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultsAsDocumented: each default the README's settings table states is Default()'s.
+func TestDefaultsAsDocumented(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// row is the README's table row of the setting env (its first cell names it).
+	row := func(env string) string {
+		for _, line := range strings.Split(string(readme), "\n") {
+			if first, _, ok := strings.Cut(strings.TrimPrefix(line, "| "), " | "); ok && strings.HasPrefix(line, "| ") &&
+				strings.Contains(first, "`"+env+"`") {
+				return line
+			}
+		}
+		return ""
+	}
+	d := Default()
+	for _, tc := range []struct {
+		env, says string
+		holds     bool
+	}{
+		{"DATABASE_DIRECT_URL", "`MASTHEAD_SCHEMA_POLL_INTERVAL` (default 10 s)", d.SchemaPollInterval == 10*time.Second},
+		{"DATABASE_READ_URL", "`MASTHEAD_READ_MAX_LAG` (default 1 s)", d.ReadMaxLag == time.Second},
+		{"MASTHEAD_ADDR", "(default `127.0.0.1:8080`)", d.Addr == "127.0.0.1:8080"},
+		{"MASTHEAD_JWT_EXP", "(default 3600 s)", d.JWTExp == time.Hour},
+		{"MASTHEAD_REFRESH_REUSE_INTERVAL", "(default 10 s)", d.RefreshReuseInterval == 10*time.Second},
+		{"MASTHEAD_BCRYPT_COST", "default 10)", d.BcryptCost == 10},
+		{"MASTHEAD_AUTH_REAUTH_WINDOW", "(default 10 min;", d.ReauthWindow == 10*time.Minute},
+		{"MASTHEAD_PASSWORD_MIN_LENGTH", "default 8,", d.PasswordMinLength == 8},
+		{"MASTHEAD_AUTH_TOKEN_CACHE_SIZE", "(default 10000;", d.TokenCacheSize == 10000},
+		{"MASTHEAD_OAUTH_REGISTER_RATE_IP", "(default `20/1h,20`)", d.RegisterRateIP == Rate{Count: 20, Per: time.Hour, Burst: 20}},
+		{"MASTHEAD_BODY_IDLE_TIMEOUT", "(default 10 s)", d.BodyIdleTimeout == 10*time.Second},
+		{"MASTHEAD_BODY_MIN_RATE", "(default 512)", d.BodyMinRate == 512},
+		{"MASTHEAD_REQUEST_TIMEOUT", "(default 2 min)", d.RequestTimeout == 2*time.Minute},
+		{"MASTHEAD_UPLOAD_TIMEOUT", "(default 15 min)", d.UploadTimeout == 15*time.Minute},
+		{"MASTHEAD_MAX_CONNECTIONS", "(default 4096)", d.MaxConnections == 4096},
+		{"MASTHEAD_MAX_EMBEDDED_ROWS", "(default 20000;", d.MaxEmbeddedRows == 20000},
+		{"MASTHEAD_MAX_RESPONSE_BYTES", "(default 10 MiB;", d.MaxResponseBytes == 10<<20},
+		{"MASTHEAD_POOL_SHARE_WAIT", "(default 2 s)", d.PoolShareWait == 2*time.Second},
+		{"MASTHEAD_SCHEDULER_INTERVAL", "(default 5 s,", d.SchedulerInterval == 5*time.Second},
+		{"MASTHEAD_SHUTDOWN_DRAIN", "(default 0: at once", d.ShutdownDrain == 0},
+		{"MASTHEAD_INSTANCES", "(default 1)", d.Instances == 1},
+		{"MASTHEAD_METRICS_ADDR", "(default empty: no metrics", d.MetricsAddr == ""},
+		{"MASTHEAD_LOG_FORMAT", "`text` (default", d.LogFormat == LogText},
+		{"MASTHEAD_LOG_LEVEL", "`info` (default)", d.LogLevel == slog.LevelInfo},
+		{"MASTHEAD_STORAGE_MAX_UPLOAD_BYTES", "(default 50 MiB;", d.StorageMaxUploadBytes == 50<<20},
+		{"MASTHEAD_STORAGE_MAX_LIST_LIMIT", "(default 1000;", d.StorageMaxListLimit == 1000},
+		{"MASTHEAD_STORAGE_MAX_BATCH", "(default 1000;", d.StorageMaxBatch == 1000},
+		{"MASTHEAD_STORAGE_MAX_JSON_BYTES", "(default 2 MiB;", d.StorageMaxJSONBytes == 2<<20},
+		{"MASTHEAD_STORAGE_MAX_SIGNED_URL_TTL", "(default 604800 s, a week;", d.StorageMaxSignedURLTTL == 7*24*time.Hour},
+		{"MASTHEAD_STORAGE_SIGNED_UPLOAD_TTL", "(default 2 h)", d.StorageSignedUploadTTL == 2*time.Hour},
+	} {
+		r := row(tc.env)
+		if !strings.Contains(r, tc.says) {
+			t.Errorf("README's row of %s does not say %q: %q", tc.env, tc.says, r)
+		}
+		if !tc.holds {
+			t.Errorf("Default() does not hold %s %s", tc.env, tc.says)
+		}
+	}
+}
