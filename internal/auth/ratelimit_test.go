@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"sort"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"masthead/internal/config"
+	"masthead/internal/metrics/metricstest"
 )
 
 func TestRateLimitPerIP(t *testing.T) {
@@ -66,6 +68,16 @@ func TestRateLimitPerClientAndAccount(t *testing.T) {
 		t.Errorf("the ceiling says when to try again: Retry-After %q", res.header.Get("Retry-After"))
 	}
 	wantError(t, from("192.0.2.3", "someone.else@northwind.test"), 400, "invalid_credentials")
+
+	// Each 429 is counted under the limit that refused it.
+	ts := httptest.NewServer(e.Server.Metrics())
+	defer ts.Close()
+	got := metricstest.Scrape(t, ts.URL)
+	for limit, want := range map[string]float64{"token_account": 1, "token_account_total": 1, "token_ip": 0} {
+		if v, _ := got.Value("masthead_rate_limit_refusals_total", map[string]string{"limit": limit}); v != want {
+			t.Errorf("refusals by %s: %v, want %v; have:\n%s", limit, v, want, got.Labels("masthead_rate_limit_refusals_total"))
+		}
+	}
 }
 
 // TestUnknownEmailTakesAsLongAsWrongPassword guards against user enumeration by timing: an
