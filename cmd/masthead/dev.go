@@ -45,7 +45,8 @@ func runDev(ctx context.Context, args []string, stdout io.Writer, log *slog.Logg
 	if err != nil {
 		return err
 	}
-	defer ln.Close() // already closed once Serve has run; this is for the early returns
+	defer ln.Close()           // already closed once Serve has run; this is for the early returns
+	*addr = ln.Addr().String() // the port chosen, for --addr 127.0.0.1:0
 	mln, err := listenMetrics(cfg.MetricsAddr)
 	if err != nil {
 		return err
