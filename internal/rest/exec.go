@@ -20,11 +20,11 @@ import (
 // answers 503 PGRST003 rather than queueing forever. h.release gives both back.
 // A read (GET or HEAD) takes its connection from ReadPool when one is configured; replica then
 // says it came from elsewhere than the handler's own pool.
-func (h *Handler) acquire(rq *request) (conn *pgxpool.Conn, sh *share, replica bool, err error) {
+func (h *Handler) acquire(rq *request) (conn *pgxpool.Conn, sh *pg.Share, replica bool, err error) {
 	ctx := rq.c.Request().Context()
-	sh, err = h.shares.take(ctx, shareKey(rq))
+	sh, err = h.shares.Take(ctx, pg.ShareKey(rq.caller, rq.c.RealIP()))
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, false, overShare(err)
 	}
 	pool := h.pool
 	if m := rq.c.Request().Method; h.cfg.ReadPool != nil && (m == http.MethodGet || m == http.MethodHead) {
@@ -32,16 +32,16 @@ func (h *Handler) acquire(rq *request) (conn *pgxpool.Conn, sh *share, replica b
 	}
 	conn, err = h.pooled(ctx, pool)
 	if err != nil {
-		h.shares.give(sh)
+		h.shares.Give(sh)
 		return nil, nil, false, err
 	}
 	return conn, sh, pool != h.pool, nil
 }
 
 // release gives back what acquire took.
-func (h *Handler) release(conn *pgxpool.Conn, sh *share) {
+func (h *Handler) release(conn *pgxpool.Conn, sh *pg.Share) {
 	conn.Release()
-	h.shares.give(sh)
+	h.shares.Give(sh)
 }
 
 // retryOnPrimary says whether err, met on a read replica, must be asked of the primary again: a

@@ -41,8 +41,9 @@ type Config struct {
 	// more is 400 MH002, and a read is stopped in PostgreSQL as soon as it passes the cap.
 	MaxResponseBytes int
 	// PoolShare is how many requests one caller may run against the database at once
-	// (MASTHEAD_POOL_SHARE; default a quarter of the pool, at least 2); one more waits up to
-	// PoolShareWait (MASTHEAD_POOL_SHARE_WAIT, default 2s) and is then 503 PGRST003.
+	// (MASTHEAD_POOL_SHARE; default pg.FairShare of the pool); one more waits up to
+	// PoolShareWait (MASTHEAD_POOL_SHARE_WAIT, default 2s) and is then 503 PGRST003. The
+	// handler's Shares may be handed to the other surfaces, so the limit spans them too.
 	PoolShare     int
 	PoolShareWait time.Duration
 	// InvalidToken is the Authenticator's sentinel for a bad, expired or
@@ -78,7 +79,7 @@ func (c Config) withDefaults() Config {
 		c.MaxResponseBytes = 10 << 20
 	}
 	if c.PoolShareWait <= 0 {
-		c.PoolShareWait = 2 * time.Second
+		c.PoolShareWait = pg.DefaultShareWait
 	}
 	return c
 }
@@ -90,7 +91,7 @@ type Handler struct {
 	auth   Authenticator
 	cfg    Config
 	log    *slog.Logger
-	shares *shares
+	shares *pg.Shares
 	plans  planCache
 	// acquirer takes pooled connections waiting at most AcquireTimeout.
 	acquirer *pg.Acquirer
@@ -103,13 +104,18 @@ type Handler struct {
 func NewHandler(pool *pgxpool.Pool, schema *SchemaCache, auth Authenticator, cfg Config, log *slog.Logger) *Handler {
 	cfg = cfg.withDefaults()
 	if cfg.PoolShare <= 0 {
-		cfg.PoolShare = max(2, int(pool.Config().MaxConns)/4)
+		cfg.PoolShare = pg.FairShare(pool)
 	}
-	return &Handler{pool: pool, schema: schema, auth: auth, cfg: cfg, log: log, shares: newShares(cfg.PoolShare, cfg.PoolShareWait),
+	return &Handler{pool: pool, schema: schema, auth: auth, cfg: cfg, log: log, shares: pg.NewShares(cfg.PoolShare, cfg.PoolShareWait),
 		acquirer:    pg.NewAcquirer(cfg.AcquireTimeout),
 		timeoutMS:   strconv.AppendInt(nil, cfg.StatementTimeout.Milliseconds(), 10),
 		maxEmbedded: strconv.AppendInt(nil, cfg.MaxEmbeddedRows, 10)}
 }
+
+// Shares is the callers' shares of the pool the handler draws on (PoolShare, PoolShareWait),
+// for the instance's other surfaces to draw on too, so that one caller's limit counts all of
+// their requests, not each surface's apart.
+func (h *Handler) Shares() *pg.Shares { return h.shares }
 
 // Mount registers the routes on a group mounted at /rest/v1.
 func (h *Handler) Mount(g *echo.Group) {
