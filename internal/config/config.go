@@ -100,9 +100,11 @@ type Config struct {
 	// PostgREST's shape (MH001, MH002).
 	MaxEmbeddedRows  int
 	MaxResponseBytes int
-	// PoolShare is how many /rest/v1 requests one caller (a user, or an anonymous address) runs
-	// against the database at once; 0 means a quarter of the pool, at least 2. One more waits
-	// PoolShareWait for a slot, then is refused with 503 PGRST003.
+	// PoolShare is how many database connections one caller (a user, or an anonymous address)
+	// holds at once, for /rest/v1 and /storage/v1 requests together; 0 means a quarter of the
+	// pool, at least 2. One more waits PoolShareWait for a slot, then is refused with 503
+	// (PGRST003 on /rest/v1, SlowDown on /storage/v1). A download holds its slot only while it
+	// looks up the media row, not while the file streams.
 	PoolShare     int
 	PoolShareWait time.Duration
 	// DBAggregatesEnabled allows aggregate functions (count(), sum(), …) and to-many spread
@@ -294,7 +296,7 @@ var settings = []setting{
 	{"MASTHEAD_MAX_CONNECTIONS", "max-connections", "most connections one instance holds open at once", func(c *Config) flag.Value { return (*intValue)(&c.MaxConnections) }},
 	{"MASTHEAD_MAX_EMBEDDED_ROWS", "max-embedded-rows", "most rows the embedded resources of one /rest/v1 response may add in all", func(c *Config) flag.Value { return (*intValue)(&c.MaxEmbeddedRows) }},
 	{"MASTHEAD_MAX_RESPONSE_BYTES", "max-response-bytes", "largest /rest/v1 response body in bytes", func(c *Config) flag.Value { return (*intValue)(&c.MaxResponseBytes) }},
-	{"MASTHEAD_POOL_SHARE", "pool-share", "most /rest/v1 requests one caller runs against the database at once (0: a quarter of the pool, at least 2)", func(c *Config) flag.Value { return (*intValue)(&c.PoolShare) }},
+	{"MASTHEAD_POOL_SHARE", "pool-share", "most /rest/v1 and /storage/v1 requests one caller runs against the database at once, both counted together (0: a quarter of the pool, at least 2)", func(c *Config) flag.Value { return (*intValue)(&c.PoolShare) }},
 	{"MASTHEAD_POOL_SHARE_WAIT", "pool-share-wait", "how long a caller's request over their share waits before 503: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.PoolShareWait) }},
 	{"MASTHEAD_DB_AGGREGATES_ENABLED", "db-aggregates-enabled", "allow aggregate functions and to-many spread embeds in /rest/v1 selects (true/false)", func(c *Config) flag.Value { return (*boolValue)(&c.DBAggregatesEnabled) }},
 	{"MASTHEAD_SCHEDULER_INTERVAL", "scheduler-interval", "pause between runs of the scheduler that publishes due items: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.SchedulerInterval) }},

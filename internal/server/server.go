@@ -175,7 +175,7 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 	if s.schema, err = rest.NewSchemaCache(ctx, s.pool); err != nil {
 		return err
 	}
-	rest.NewHandler(s.pool, s.schema, s.auth, rest.Config{
+	rh := rest.NewHandler(s.pool, s.schema, s.auth, rest.Config{
 		InvalidToken:     auth.ErrInvalidToken,
 		MaxEmbeddedRows:  int64(s.cfg.MaxEmbeddedRows),
 		MaxResponseBytes: s.cfg.MaxResponseBytes,
@@ -183,11 +183,13 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 		PoolShareWait:    s.cfg.PoolShareWait,
 		ReadPool:         s.pools.Read,
 		Aggregates:       s.cfg.DBAggregatesEnabled,
-	}, s.log).Mount(e.Group("/rest/v1", s.auth.RequireAPIKey))
+	}, s.log)
+	rh.Mount(e.Group("/rest/v1", s.auth.RequireAPIKey))
 
 	// Storage (bucket media). It applies the publishable key itself: signed-URL downloads are
 	// opened by <img src> and carry no headers. Signed URLs are keyed off the JWT keys, which
-	// every instance shares.
+	// every instance shares. Its connections draw on REST's shares of the pool, so the limit
+	// (MASTHEAD_POOL_SHARE) is one per caller across both surfaces.
 	backend, err := s.storageBackend()
 	if err != nil {
 		return err
@@ -199,6 +201,7 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 		MaxBatch: s.cfg.StorageMaxBatch, MaxJSONBytes: int64(s.cfg.StorageMaxJSONBytes),
 		MaxSignedURLTTL: s.cfg.StorageMaxSignedURLTTL, SignedUploadTTL: s.cfg.StorageSignedUploadTTL,
 		SignedTokenCacheSize: cmp.Or(s.cfg.StorageSignedTokenCacheSize, -1), // the setting's 0 is none, storage's the default
+		Shares:               rh.Shares(),
 	}, s.log)
 	if err != nil {
 		return err

@@ -124,7 +124,7 @@ func (ev *env) hiddenLeft(t *testing.T) []string {
 
 // withOptions is ev served by a second handler, on the same database and backend, built with
 // ev's options as set changes them.
-func (ev *env) withOptions(t *testing.T, set func(*Options)) *env {
+func (ev *env) withOptions(t testing.TB, set func(*Options)) *env {
 	t.Helper()
 	opts := ev.h.opts
 	set(&opts)

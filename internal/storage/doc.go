@@ -33,7 +33,11 @@
 // The read-only operations (download, exists, info, list, createSignedUrl(s)) take their
 // connection from Options.ReadPool, a read replica when one is fresh; a replica that does not
 // yet know the caller's session is asked again on the primary. Every write, and the trial write
-// that decides createSignedUploadUrl, runs on the primary.
+// that decides createSignedUploadUrl, runs on the primary. Every connection, on either pool,
+// holds a slot of its caller's share of the pool (Options.Shares, shared with /rest/v1) while
+// it is held, and only then: a download gives its slot back before the file streams, and an
+// upload holds none while its body arrives. Over the share a request waits, then is 503
+// SlowDown naming MASTHEAD_POOL_SHARE.
 //
 // Not offered, on purpose: buckets other than media ("Bucket not found") and the bucket API
 // (listBuckets, createBucket, …), public URLs (getPublicUrl: every object is private), image

@@ -58,6 +58,14 @@ func (h *Handler) tooLarge() *apiError {
 		fmt.Sprintf("The object exceeded the maximum allowed size of %d bytes (MASTHEAD_STORAGE_MAX_UPLOAD_BYTES)", h.opts.MaxUploadBytes)}
 }
 
+// overShare refuses a request whose caller already holds their whole share of the pool (see
+// pg.Shares), naming the limits as REST's PGRST003 does, with the code Supabase Storage gives a
+// client asking too much at once (SlowDown, 503); writeError adds Retry-After.
+func overShare(over *pg.OverShareError) *apiError {
+	return &apiError{http.StatusServiceUnavailable, "SlowDown",
+		fmt.Sprintf("You already have %d requests running against the database, the most one caller may (MASTHEAD_POOL_SHARE); this one waited %s (MASTHEAD_POOL_SHARE_WAIT). Wait for your other requests to finish, or send fewer at once.", over.Per, over.Wait)}
+}
+
 // invalid is a 400 for a request that cannot be carried out as written, saying why.
 func invalid(msg string) *apiError {
 	return &apiError{http.StatusBadRequest, "InvalidRequest", msg}

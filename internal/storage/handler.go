@@ -73,6 +73,12 @@ type Options struct {
 	// (upload, update, move, copy, remove, and the trial write of createSignedUploadUrl) uses
 	// the handler's pool.
 	ReadPool func(context.Context) *pgxpool.Pool
+	// Shares are the callers' shares of the pool (MASTHEAD_POOL_SHARE): every connection a
+	// request takes, on any pool, holds a slot of its caller's share while it is held. The
+	// service passes the set its REST handler draws on, so one caller's REST and storage
+	// requests count against one share. nil means a set of the handler's own, of
+	// pg.FairShare(pool) and pg.DefaultShareWait.
+	Shares *pg.Shares
 }
 
 // The defaults of Options' limits.
@@ -134,6 +140,9 @@ func New(pool *pgxpool.Pool, auth Authenticator, opts Options, log *slog.Logger)
 	case opts.SignedTokenCacheSize < 0:
 		opts.SignedTokenCacheSize = 0
 	}
+	if opts.Shares == nil {
+		opts.Shares = pg.NewShares(pg.FairShare(pool), pg.DefaultShareWait)
+	}
 	return &Handler{pool: pool, auth: auth, log: log, opts: opts,
 		signer: newSigner(opts.SigningKey, time.Now, opts.SignedTokenCacheSize)}, nil
 }
@@ -185,17 +194,62 @@ func objectKey(c echo.Context) (string, *apiError) {
 	return key, nil
 }
 
+// identity is who a request runs as: the pg.Caller its transactions switch to, and the key of
+// the caller's share of the pool (pg.ShareKey), which every connection it takes draws on.
+type identity struct {
+	pg.Caller
+	share string
+}
+
+// identityOf is caller's identity for a request from c.
+func identityOf(c echo.Context, caller pg.Caller) identity {
+	return identity{Caller: caller, share: pg.ShareKey(caller, c.RealIP())}
+}
+
 // caller asks the Authenticator who is calling.
-func (h *Handler) caller(c echo.Context) (pg.Caller, *apiError) {
+func (h *Handler) caller(c echo.Context) (identity, *apiError) {
 	caller, err := h.auth.Caller(c.Request())
 	if err == nil {
-		return caller, nil
+		return identityOf(c, caller), nil
 	}
 	if h.opts.InvalidToken != nil && errors.Is(err, h.opts.InvalidToken) {
-		return pg.Caller{}, errUnauthorized
+		return identity{}, errUnauthorized
 	}
 	h.log.ErrorContext(c.Request().Context(), "storage: identify caller", "err", err)
-	return pg.Caller{}, errUnavailable
+	return identity{}, errUnavailable
+}
+
+// acquire takes a slot of caller's share of the pool, then a connection of pool; release gives
+// both back. Over the share it waits at most the share's wait, then fails with
+// *pg.OverShareError (see internal).
+func (h *Handler) acquire(ctx context.Context, pool *pgxpool.Pool, caller identity) (*pgxpool.Conn, *pg.Share, error) {
+	sh, err := h.opts.Shares.Take(ctx, caller.share)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		h.opts.Shares.Give(sh)
+		return nil, nil, err
+	}
+	return conn, sh, nil
+}
+
+// release gives back what acquire took.
+func (h *Handler) release(conn *pgxpool.Conn, sh *pg.Share) {
+	conn.Release()
+	h.opts.Shares.Give(sh)
+}
+
+// withCaller is pg.WithCaller holding a slot of caller's share of the pool while it runs: the
+// one way this surface runs a transaction.
+func (h *Handler) withCaller(ctx context.Context, pool *pgxpool.Pool, caller identity, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
+	sh, err := h.opts.Shares.Take(ctx, caller.share)
+	if err != nil {
+		return err
+	}
+	defer h.opts.Shares.Give(sh)
+	return pg.WithCaller(ctx, pool, caller.Caller, opts, fn)
 }
 
 // callerSees identifies the caller and returns the mime type of the media row at key as they
@@ -213,7 +267,7 @@ func (h *Handler) callerSees(c echo.Context, key string) (string, *apiError) {
 // the same 404 whether the object is someone else's or missing. It reads from the read pool
 // (see readPool); a replica's word that the caller's session has ended is asked again of the
 // primary (see replicaMissedSession).
-func (h *Handler) visibleMime(ctx context.Context, caller pg.Caller, key string) (string, *apiError) {
+func (h *Handler) visibleMime(ctx context.Context, caller identity, key string) (string, *apiError) {
 	pool := h.readPool(ctx)
 	ct, found, err := h.lookupMime(ctx, pool, caller, key)
 	if h.replicaMissedSession(pool, err) {
@@ -237,13 +291,13 @@ const mediaMimeSQL = `select mime_type from public.media where storage_path = $1
 // saved PostgreSQL about 45 µs of parsing and planning (under its policy) per download in
 // BenchmarkFloorDownload. The row is read in place rather than copied into a result, and a
 // type of the upload allow-list comes back as the list's own string (contentTypeOf).
-func (h *Handler) lookupMime(ctx context.Context, pool *pgxpool.Pool, caller pg.Caller, key string) (ct string, found bool, err error) {
-	conn, err := pool.Acquire(ctx)
+func (h *Handler) lookupMime(ctx context.Context, pool *pgxpool.Pool, caller identity, key string) (ct string, found bool, err error) {
+	conn, sh, err := h.acquire(ctx, pool, caller)
 	if err != nil {
 		return "", false, err
 	}
-	defer conn.Release()
-	_, err = pg.StreamAsCaller(ctx, conn.Conn().PgConn(), caller,
+	defer h.release(conn, sh)
+	_, err = pg.StreamAsCaller(ctx, conn.Conn().PgConn(), caller.Caller,
 		[]pg.Stmt{{SQL: mediaMimeSQL, Params: [][]byte{[]byte(key)}, Prepare: true}},
 		func(row [][]byte) error {
 			ct, found = contentTypeOf(row[0]), true
@@ -283,20 +337,25 @@ func (h *Handler) replicaMissedSession(pool *pgxpool.Pool, err error) bool {
 // readAsCaller runs fn in a read-only transaction as caller on the read pool, and once more on
 // the primary when the replica did not know the caller's session. fn may run twice, so it must
 // start its results afresh.
-func (h *Handler) readAsCaller(ctx context.Context, caller pg.Caller, fn func(pgx.Tx) error) error {
+func (h *Handler) readAsCaller(ctx context.Context, caller identity, fn func(pgx.Tx) error) error {
 	pool := h.readPool(ctx)
-	err := pg.WithCaller(ctx, pool, caller, pg.ReadOnly, fn)
+	err := h.withCaller(ctx, pool, caller, pg.ReadOnly, fn)
 	if h.replicaMissedSession(pool, err) {
-		err = pg.WithCaller(pg.ReadPrimary(ctx), h.pool, caller, pg.ReadOnly, fn)
+		err = h.withCaller(pg.ReadPrimary(ctx), h.pool, caller, pg.ReadOnly, fn)
 	}
 	return err
 }
 
 // internal logs a failure that is not the client's doing and chooses 503 for an unreachable
-// database, 500 for the rest; a token whose session has ended is the client's, a 401.
+// database, 500 for the rest; a token whose session has ended is the client's, a 401, and so
+// is a request over the caller's share of the pool, a 503 naming the limit (overShare).
 func (h *Handler) internal(ctx context.Context, msg string, err error) *apiError {
 	if errors.Is(err, pg.ErrSessionEnded) {
 		return errUnauthorized // a valid signature of a signed-out session
+	}
+	var over *pg.OverShareError
+	if errors.As(err, &over) {
+		return overShare(over)
 	}
 	se := storeRefusal(err)
 	if se != nil && se.status < 500 {

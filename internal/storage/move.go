@@ -72,7 +72,7 @@ func (h *Handler) move(c echo.Context) error {
 	}
 	var ct string
 	removed := false
-	err := pg.WithCaller(ctx, h.pool, asStorage(caller), pg.ReadWrite, func(tx pgx.Tx) error {
+	err := h.withCaller(ctx, h.pool, asStorage(caller), pg.ReadWrite, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, moveSQL, src, dst).Scan(&ct)
 		if pg.IsNoRows(err) {
 			return notWritable(ctx, tx, src)
@@ -140,7 +140,7 @@ func (h *Handler) copy(c echo.Context) error {
 	}
 	var id string
 	stored := false
-	err := pg.WithCaller(ctx, h.pool, asStorage(caller), pg.ReadWrite, func(tx pgx.Tx) error {
+	err := h.withCaller(ctx, h.pool, asStorage(caller), pg.ReadWrite, func(tx pgx.Tx) error {
 		var ct string
 		err := tx.QueryRow(ctx, copySQL, src, dst).Scan(&id, &ct)
 		if pg.IsNoRows(err) {

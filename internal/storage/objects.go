@@ -19,7 +19,7 @@ import (
 var storageAPISetting = pg.Setting{Name: []byte("masthead.storage_api"), Value: []byte("on")}
 
 // asStorage is caller, writing through the storage API.
-func asStorage(caller pg.Caller) pg.Caller {
+func asStorage(caller identity) identity {
 	caller.Settings = append(slices.Clip(caller.Settings), storageAPISetting)
 	return caller
 }

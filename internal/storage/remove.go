@@ -51,7 +51,7 @@ func (h *Handler) remove(c echo.Context) error {
 		return writeError(c, aerr)
 	}
 	out := []removedEntry{}
-	err := pg.WithCaller(ctx, h.pool, asStorage(caller), pg.ReadWrite, func(tx pgx.Tx) error {
+	err := h.withCaller(ctx, h.pool, asStorage(caller), pg.ReadWrite, func(tx pgx.Tx) error {
 		out = out[:0]
 		rows, err := tx.Query(ctx, removeSQL, *body.Prefixes)
 		if err != nil {

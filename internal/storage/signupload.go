@@ -69,7 +69,7 @@ func (h *Handler) signedUpload(c echo.Context) error {
 	if claims.Upsert {
 		mode = modeUpsert
 	}
-	return h.putObject(c, pg.UserCaller(claims.As), key, mode)
+	return h.putObject(c, identityOf(c, pg.UserCaller(claims.As)), key, mode)
 }
 
 // keepClaims returns the identityClaims of a verified claims object.

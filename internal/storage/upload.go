@@ -96,7 +96,7 @@ func (h *Handler) upload(c echo.Context) error {
 // The transaction stays open while the backend stores the bytes; that is the price of never
 // having a committed row without its file, and the file is already local, so no slow client
 // can stretch it.
-func (h *Handler) putObject(c echo.Context, caller pg.Caller, key string, mode writeMode) error {
+func (h *Handler) putObject(c echo.Context, caller identity, key string, mode writeMode) error {
 	ctx := c.Request().Context()
 	if c.Request().ContentLength > h.opts.MaxUploadBytes+multipartOverhead {
 		return writeError(c, h.tooLarge())
@@ -139,7 +139,7 @@ func (h *Handler) putObject(c echo.Context, caller pg.Caller, key string, mode w
 // probe tries the row write of m as caller and rolls it back, and returns the write that would
 // be made: modeUpsert becomes modeReplace when the caller sees a row at the key, else
 // modeCreate.
-func (h *Handler) probe(ctx context.Context, caller pg.Caller, m newMedia, mode writeMode) (writeMode, error) {
+func (h *Handler) probe(ctx context.Context, caller identity, m newMedia, mode writeMode) (writeMode, error) {
 	if mode != modeCreate {
 		err := h.replaceMedia(ctx, caller, m, nil)
 		switch {
@@ -157,7 +157,7 @@ func (h *Handler) probe(ctx context.Context, caller pg.Caller, m newMedia, mode 
 
 // create inserts m's row and stores tmp at m.key in one transaction as caller. If storing or
 // the commit fails, the object is deleted again.
-func (h *Handler) create(ctx context.Context, caller pg.Caller, m newMedia, tmp *os.File) (string, error) {
+func (h *Handler) create(ctx context.Context, caller identity, m newMedia, tmp *os.File) (string, error) {
 	var id string
 	stored := false
 	err := h.insertMedia(ctx, caller, m, func(rowID string) error {
@@ -193,7 +193,7 @@ func (h *Handler) create(ctx context.Context, caller pg.Caller, m newMedia, tmp 
 // describing each other; they are deleted once the new version is committed. While the
 // transaction is open, our row lock makes every other write of the key wait; the window in
 // which another one could be undone by our putting back opens only on a failed COMMIT.
-func (h *Handler) replace(ctx context.Context, caller pg.Caller, m newMedia, tmp *os.File) (string, error) {
+func (h *Handler) replace(ctx context.Context, caller identity, m newMedia, tmp *os.File) (string, error) {
 	var id, aside string
 	stored := false
 	err := h.replaceMedia(ctx, caller, m, func(rowID string) error {
@@ -232,8 +232,8 @@ func (h *Handler) removeObject(ctx context.Context, key string) {
 // insertMedia inserts m as caller. With then == nil it is a probe: the insert is rolled back and
 // the result is errProbe when it would have worked. Otherwise then runs inside the same
 // transaction after the insert, and the transaction commits only if then returns nil.
-func (h *Handler) insertMedia(ctx context.Context, caller pg.Caller, m newMedia, then func(rowID string) error) error {
-	return pg.WithCaller(ctx, h.pool, asStorage(caller), pg.ReadWrite, func(tx pgx.Tx) error {
+func (h *Handler) insertMedia(ctx context.Context, caller identity, m newMedia, then func(rowID string) error) error {
+	return h.withCaller(ctx, h.pool, asStorage(caller), pg.ReadWrite, func(tx pgx.Tx) error {
 		var id string
 		err := tx.QueryRow(ctx, insertMediaSQL, m.key, m.kind, m.mime, m.width, m.height, m.bytes).Scan(&id)
 		if err != nil {
@@ -249,8 +249,8 @@ func (h *Handler) insertMedia(ctx context.Context, caller pg.Caller, m newMedia,
 // replaceMedia updates the row at m.key to describe m, as caller; with then == nil it is a probe,
 // as for insertMedia. A key whose row the caller cannot see is errNotFound, one they may see
 // but not change errRLS.
-func (h *Handler) replaceMedia(ctx context.Context, caller pg.Caller, m newMedia, then func(rowID string) error) error {
-	return pg.WithCaller(ctx, h.pool, asStorage(caller), pg.ReadWrite, func(tx pgx.Tx) error {
+func (h *Handler) replaceMedia(ctx context.Context, caller identity, m newMedia, then func(rowID string) error) error {
+	return h.withCaller(ctx, h.pool, asStorage(caller), pg.ReadWrite, func(tx pgx.Tx) error {
 		var id string
 		err := tx.QueryRow(ctx, replaceMediaSQL, m.key, m.kind, m.mime, m.width, m.height, m.bytes).Scan(&id)
 		if pg.IsNoRows(err) {
