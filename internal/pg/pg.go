@@ -1,5 +1,6 @@
-// Package pg owns the connection pool, the schema migrations, running a transaction as a caller
-// (role + JWT claims, as PostgREST and Supabase do), and the one mapping from SQLSTATEs to HTTP.
+// Package pg owns the connection pool and each caller's fair share of it (Shares), the schema
+// migrations, running a transaction as a caller (role + JWT claims, as PostgREST and Supabase
+// do), and the one mapping from SQLSTATEs to HTTP.
 //
 // Every public surface reaches the database through WithCaller, so row-level security decides
 // what each request may see and change. It must not import any other masthead package.
