@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"masthead/internal/pg"
 )
@@ -92,5 +95,23 @@ func TestSharesUncontendedAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations per uncontended take and give, want 0", allocs)
+	}
+}
+
+// TestFairShare: by default one caller may hold a quarter of the pool, and at least 2.
+func TestFairShare(t *testing.T) {
+	for _, tc := range []struct{ maxConns, want int }{{1, 2}, {4, 2}, {8, 2}, {12, 3}, {40, 10}} {
+		cfg, err := pgxpool.ParseConfig(fmt.Sprintf("postgres://x@127.0.0.1:1/x?pool_max_conns=%d", tc.maxConns))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool, err := pgxpool.NewWithConfig(context.Background(), cfg) // connects only when used
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pg.FairShare(pool); got != tc.want {
+			t.Errorf("a pool of %d: share %d, want %d", tc.maxConns, got, tc.want)
+		}
+		pool.Close()
 	}
 }
