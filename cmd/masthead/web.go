@@ -16,6 +16,8 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"masthead/handlers"
+	"masthead/internal/config"
+	"masthead/internal/server"
 )
 
 func init() {
@@ -55,6 +57,13 @@ func runWeb(ctx context.Context, args []string, stdout io.Writer, log *slog.Logg
 		log.Warn("masthead web: MASTHEAD_SESSION_KEYS is not set; using random keys, so sessions end when this process stops")
 		keys = handlers.GenerateSessionKeys()
 	}
+	// The person's address, handed to the service with every call made for them (their
+	// sign-in's rate limits key on it): the TCP peer, or what a proxy of MASTHEAD_TRUSTED_PROXIES
+	// says, never what any client claims.
+	cfg, err := config.FromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
 	app, err := handlers.New(handlers.Config{
 		APIURL: wc.apiURL, PublishableKey: wc.key, SessionKeys: keys, Secure: wc.secure, Logger: log,
 	})
@@ -63,6 +72,7 @@ func runWeb(ctx context.Context, args []string, stdout io.Writer, log *slog.Logg
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	e.IPExtractor = server.IPExtractor(cfg.TrustedProxies)
 	e.Use(middleware.RequestID(), accessLog(log), middleware.Recover(), middleware.BodyLimit("1M"))
 	app.Register(e)
 	if err := app.RegisterMedia(e, wc.apiURL, wc.key, nil); err != nil {

@@ -317,10 +317,12 @@ var bodyLimit = middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
 	},
 })
 
-// ipExtractor decides the client IP for rate limits and logs: the TCP peer, unless the peer is
+// IPExtractor decides the client IP for rate limits and logs: the TCP peer, unless the peer is
 // one of the trusted proxies, whose X-Forwarded-For is then believed. Nothing is trusted by
-// default (echo's own default would trust every private network).
-func ipExtractor(trusted []netip.Prefix) echo.IPExtractor {
+// default (echo's own default would trust every private network, and without an extractor
+// echo believes any X-Forwarded-For). `masthead web` uses it too, since the address it decides
+// is the one the dashboard hands the service for a person's sign-in.
+func IPExtractor(trusted []netip.Prefix) echo.IPExtractor {
 	if len(trusted) == 0 {
 		return echo.ExtractIPDirect()
 	}

@@ -136,7 +136,7 @@ func readPreference(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error {
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
-	e.IPExtractor = ipExtractor(s.cfg.TrustedProxies)
+	e.IPExtractor = IPExtractor(s.cfg.TrustedProxies)
 	e.HTTPErrorHandler = s.httpError
 	e.Use(requestID, s.accessLog, s.recover, cors(), s.guardBody, bodyLimit, readPreference)
 
