@@ -133,3 +133,18 @@ func TestCORSStorageUpload(t *testing.T) {
 		}
 	}
 }
+
+// TestStorageRenderNotOffered: image transformations are not offered: Supabase Storage's render
+// routes answer a 404 in Storage's shape.
+func TestStorageRenderNotOffered(t *testing.T) {
+	t.Parallel()
+	e := servertest.New(t, nil)
+	for _, path := range []string{"/storage/v1/render/image/authenticated/media/northwind/a.png?width=10",
+		"/storage/v1/render/image/public/media/northwind/a.png", "/storage/v1/render/image/sign/media/northwind/a.png?token=t"} {
+		res, body := get(t, http.MethodGet, e.URL+path, map[string]string{"apikey": e.Key}, nil)
+		var m map[string]any
+		if res.StatusCode != http.StatusNotFound || json.Unmarshal(body, &m) != nil || m["statusCode"] != "404" || m["error"] == nil {
+			t.Errorf("%s: %d %s, want Storage's 404", path, res.StatusCode, body)
+		}
+	}
+}

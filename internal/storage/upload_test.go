@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -100,6 +101,31 @@ func TestUpload(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestWhatIsNotOffered: user metadata sent with an upload (x-metadata, as supabase-js sends
+// its metadata option) is not stored (info's metadata is the media row's own: kind,
+// dimensions, alt text), and a download does not transform the image it is asked to (the
+// server's TestStorageRenderNotOffered: no /render route).
+func TestWhatIsNotOffered(t *testing.T) {
+	ev := newDiskEnv(t)
+	resp, b := ev.do(t, req{method: "POST", path: "/storage/v1/object/media/proj-a/meta.png", user: "editorA", body: ev.png,
+		header: map[string]string{"Content-Type": "image/png", "x-metadata": base64.StdEncoding.EncodeToString([]byte(`{"owner":"sent by the client"}`))}})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("upload with x-metadata: %d %s", resp.StatusCode, b)
+	}
+	resp, b = ev.do(t, req{path: "/storage/v1/object/info/media/proj-a/meta.png", user: "editorA"})
+	var info struct{ Metadata map[string]any }
+	if err := json.Unmarshal(b, &info); resp.StatusCode != http.StatusOK || err != nil {
+		t.Fatalf("info: %d %s", resp.StatusCode, b)
+	}
+	if len(info.Metadata) != 4 || info.Metadata["kind"] != "image" || info.Metadata["owner"] != nil || bytes.Contains(b, []byte("sent by the client")) {
+		t.Errorf("info's metadata %v: want the media row's kind, width, height and alt text, nothing the client sent", info.Metadata)
+	}
+	// A download ignores transformation parameters: the stored bytes, as uploaded.
+	if resp, b := ev.do(t, req{path: "/storage/v1/object/authenticated/media/proj-a/meta.png?width=10&height=10", user: "editorA"}); resp.StatusCode != http.StatusOK || !bytes.Equal(b, ev.png) {
+		t.Errorf("a download with width and height: %d, %d bytes, want the uploaded %d", resp.StatusCode, len(b), len(ev.png))
+	}
 }
 
 // TestUploadRefused: every refusal leaves neither a row nor a file nor a spooled temp file.
