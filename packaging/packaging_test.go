@@ -363,6 +363,8 @@ func checkSystemdUnit(t *testing.T, bin string) {
 		"PrivateDevices": "yes", "ProtectKernelTunables": "yes", "ProtectControlGroups": "yes",
 		"RestrictSUIDSGID": "yes", "CapabilityBoundingSet": "", "ExecStart": "/usr/local/bin/masthead serve",
 		"StateDirectory": "masthead",
+		// systemctl reload: SIGHUP, on which serve reloads its schema cache (the README's promise).
+		"ExecReload": "/bin/kill -HUP $MAINPID",
 	} {
 		if got := settings[k]; len(got) != 1 || got[0] != want {
 			t.Errorf("%s=%v, want %q", k, got, want)
