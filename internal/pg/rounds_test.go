@@ -225,14 +225,7 @@ func TestReadinessGatesGoingLive(t *testing.T) {
 
 	_, v0 := f.statusOf(t, id)
 	events := len(f.events(t, id))
-	refusals := map[string]func() error{
-		"schedule":    func() error { _, _, err := f.rpcSchedule("leadA", id, "1 day"); return err },
-		"publish_now": func() error { _, _, err := f.rpc("leadA", "publish_now", id); return err },
-		"direct publish": func() error {
-			_, err := f.exec("leadA", `update publications set status = 'published' where id = $1`, id)
-			return err
-		},
-	}
+	refusals := f.goLive(id)
 	for name, try := range refusals {
 		err := try()
 		if sqlstate(err) != "PT422" {
@@ -353,14 +346,7 @@ func TestReadinessNeedsContent(t *testing.T) {
 				}
 			}
 			_, v0 := f.statusOf(t, id)
-			refusals := map[string]func() error{
-				"schedule":    func() error { _, _, err := f.rpcSchedule("leadA", id, "1 day"); return err },
-				"publish_now": func() error { _, _, err := f.rpc("leadA", "publish_now", id); return err },
-				"direct publish": func() error {
-					_, err := f.exec("leadA", `update publications set status = 'published' where id = $1`, id)
-					return err
-				},
-			}
+			refusals := f.goLive(id)
 			for name, try := range refusals {
 				err := try()
 				fe, _ := pg.ErrorFields(err)
@@ -419,5 +405,18 @@ func ownerDoes(t *testing.T, own interface {
 	t.Helper()
 	if _, err := own.Exec(context.Background(), sql, args...); err != nil {
 		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// goLive are the ways a lead may take id live (schedule, publish_now, a direct update of its
+// status), by name: readiness must refuse each alike.
+func (f *fixture) goLive(id string) map[string]func() error {
+	return map[string]func() error{
+		"schedule":    func() error { _, _, err := f.rpcSchedule("leadA", id, "1 day"); return err },
+		"publish_now": func() error { _, _, err := f.rpc("leadA", "publish_now", id); return err },
+		"direct publish": func() error {
+			_, err := f.exec("leadA", `update publications set status = 'published' where id = $1`, id)
+			return err
+		},
 	}
 }
