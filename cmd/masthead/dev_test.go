@@ -35,6 +35,22 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
+// waitForLine waits until the command named what has written a line matching line to out,
+// failing t when it ends first (done) or does not within limit.
+func waitForLine(t *testing.T, what string, out *lockedBuffer, done <-chan error, line *regexp.Regexp, limit time.Duration) {
+	t.Helper()
+	deadline := time.After(limit)
+	for !line.MatchString(out.String()) {
+		select {
+		case err := <-done:
+			t.Fatalf("%s ended before serving: %v\n%s", what, err, out)
+		case <-deadline:
+			t.Fatalf("%s did not say it serves within %s:\n%s", what, limit, out)
+		case <-time.After(20 * time.Millisecond): // the next look at its output
+		}
+	}
+}
+
 var (
 	serviceLine = regexp.MustCompile(`(?m)^Service: +(http://\S+)$`)
 	keyLine     = regexp.MustCompile(`(?m)^Publishable key: (\S+)$`)
@@ -67,16 +83,7 @@ func TestDevRunsTwice(t *testing.T) {
 		go func() {
 			done <- runDev(ctx, []string{"--data", data, "--addr", "127.0.0.12:0"}, out, slog.New(slog.DiscardHandler))
 		}()
-		deadline := time.After(2 * time.Minute)
-		for !keyLine.MatchString(out.String()) {
-			select {
-			case err := <-done:
-				t.Fatalf("dev ended before serving: %v\n%s", err, out)
-			case <-deadline:
-				t.Fatalf("dev printed no key within 2 minutes:\n%s", out)
-			case <-time.After(50 * time.Millisecond): // the next look at its output
-			}
-		}
+		waitForLine(t, "dev", out, done, keyLine, 2*time.Minute)
 		base, key := serviceLine.FindStringSubmatch(out.String())[1], keyLine.FindStringSubmatch(out.String())[1]
 		if strings.HasSuffix(base, ":0") {
 			t.Fatalf("dev printed the port it was asked for, not the one it took: %s", base)

@@ -37,16 +37,7 @@ func startWeb(t *testing.T, args ...string) string {
 			t.Errorf("web stopped with %v", err)
 		}
 	})
-	deadline := time.After(30 * time.Second)
-	for !webLine.MatchString(out.String()) {
-		select {
-		case err := <-done:
-			t.Fatalf("web ended before serving: %v\n%s", err, out)
-		case <-deadline:
-			t.Fatalf("web did not say where it serves within 30 s:\n%s", out)
-		case <-time.After(20 * time.Millisecond): // the next look at its output
-		}
-	}
+	waitForLine(t, "web", out, done, webLine, 30*time.Second)
 	return webLine.FindStringSubmatch(out.String())[1]
 }
 
