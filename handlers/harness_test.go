@@ -3,13 +3,16 @@ package handlers_test
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,6 +39,8 @@ type stack struct {
 	calls *atomic.Int64 // service calls the dashboard made
 	// primaryCalls counts the calls that asked to read from the primary (client.ReadHeader).
 	primaryCalls *atomic.Int64
+	// faults breaks the dashboard's calls to the service while a test says so (an outage).
+	faults *faults
 }
 
 // newStack starts the service on a fresh database, seeds the demo projects, and starts a
@@ -53,8 +58,9 @@ func newStackConfig(t testing.TB, publications int, change func(*config.Config))
 	if _, err := seed.Run(context.Background(), env.DB.OwnerURL, opts); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	s := &stack{env: env, clock: &fakeClock{}, calls: &atomic.Int64{}, primaryCalls: &atomic.Int64{}}
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: countingTransport{http.DefaultTransport, s.calls, s.primaryCalls}}
+	s := &stack{env: env, clock: &fakeClock{}, calls: &atomic.Int64{}, primaryCalls: &atomic.Int64{},
+		faults: &faults{rt: http.DefaultTransport}}
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: countingTransport{s.faults, s.calls, s.primaryCalls}}
 	app, err := handlers.New(handlers.Config{
 		APIURL: env.URL, PublishableKey: env.Key, SessionKeys: handlers.GenerateSessionKeys(),
 		HTTPClient: hc, Now: s.clock.Now,
@@ -107,6 +113,61 @@ func (t countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		t.primary.Add(1)
 	}
 	return t.rt.RoundTrip(r)
+}
+
+// faults stands between the dashboard and the service and, while a fault is set, answers the
+// calls whose path starts with its prefix as an outage would: with a 5xx status in the service's
+// error shape, or a connection that cannot be made (status 0). With lost set, the service gets
+// the call and acts on it, and its answer is lost on the way back (a proxy's 502 after the
+// service did the work). No fault set: every call goes through untouched.
+type faults struct {
+	rt  http.RoundTripper
+	mu  sync.Mutex
+	now *fault
+}
+
+type fault struct {
+	prefix string
+	status int // 0: the connection fails
+	lost   bool
+}
+
+// set starts breaking calls as f says; nil ends the outage.
+func (fs *faults) set(f *fault) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.now = f
+}
+
+func (fs *faults) RoundTrip(r *http.Request) (*http.Response, error) {
+	fs.mu.Lock()
+	f := fs.now
+	fs.mu.Unlock()
+	if f == nil || !strings.HasPrefix(r.URL.Path, f.prefix) {
+		return fs.rt.RoundTrip(r)
+	}
+	if f.lost {
+		res, err := fs.rt.RoundTrip(r)
+		if err != nil {
+			return nil, err
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	} else if r.Body != nil {
+		r.Body.Close()
+	}
+	if f.status == 0 {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	}
+	body := `{"code":"PGRST000","message":"the service failed","details":null,"hint":null}`
+	if strings.HasPrefix(r.URL.Path, "/auth/") {
+		body = `{"code":` + strconv.Itoa(f.status) + `,"error_code":"unexpected_failure","msg":"the service failed"}`
+	}
+	return &http.Response{
+		StatusCode: f.status, Status: strconv.Itoa(f.status) + " " + http.StatusText(f.status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"application/json"}},
+		Body:   io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Request: r,
+	}, nil
 }
 
 // browser is one person's browser: a cookie jar, no automatic redirects (tests check them),
