@@ -264,10 +264,9 @@ func TestDashboard(t *testing.T) {
 			path string
 			max  int64
 		}{
-			// the projects, the page of the queue, and visit_with_readiness(): what is new since
-			// last time and readiness_summary() for the page's rows in one call (the database
-			// judges readiness, and a function's verdict cannot be embedded): a fixed number,
-			// whatever the page holds
+			// the projects, the page of the queue (each row with the database's readiness
+			// checks, a computed column), and visit(): what is new since last time: a fixed
+			// number, whatever the page holds
 			{"/p/northwind/queue", 3},
 			{"/p/northwind/queue?status=all&q=the&page=2", 3},
 			// the projects, the publication with every embed, and readiness() (the database is

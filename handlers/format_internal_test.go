@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -81,15 +82,52 @@ func TestOffered(t *testing.T) {
 	}
 }
 
+// TestReadiness: the queue's promo column and go-live badge word the database's checks: the
+// column counts the promo checks it calls ok and gives the others' words, a project without
+// default channels counts promos, and the badge counts every failing check.
 func TestReadiness(t *testing.T) {
 	t.Parallel()
-	x := &client.Channel{Limits: client.ChannelLimits{MaxChars: 10, Count: "chars"}}
-	promos := []client.Promo{{Channel: "x", Body: "short", ChannelInfo: x}, {Channel: "bluesky", Body: "far too long for it", ChannelInfo: x}}
-	if r := readiness([]string{"x", "bluesky", "threads"}, promos); r.OK || r.Label != "1 of 3 promos ready · 1 over limit · 1 missing" {
+	checks := []client.Check{
+		{Check: "title", OK: true, Detail: "Title is set"},
+		{Check: "summary", OK: false, Detail: "Summary is missing"},
+		{Check: "promo:x", OK: true, Detail: "X: 5 / 280 characters"},
+		{Check: "promo:bluesky", OK: false, Detail: "Bluesky: 320 / 300 characters (20 over)"},
+		{Check: "promo:threads", OK: false, Detail: "Threads: no promo written"},
+		{Check: "alt_text", OK: true, Detail: "No media attached"},
+	}
+	r := readiness(client.Publication{Checks: checks})
+	if r.OK || r.Label != "1 of 3 promos ready" || strings.Join(r.Failing, "; ") != "Bluesky: 320 / 300 characters (20 over); Threads: no promo written" {
 		t.Errorf("readiness = %+v", r)
 	}
-	if r := readiness([]string{"x"}, promos[:1]); !r.OK || r.Label != "1 of 1 promos ready" {
+	if r := readiness(client.Publication{Checks: checks[:3]}); !r.OK || r.Label != "1 of 1 promos ready" || len(r.Failing) != 0 {
 		t.Errorf("readiness = %+v", r)
+	}
+	if r := readiness(client.Publication{Checks: checks[:2], Promos: []client.Promo{{Channel: "x"}, {Channel: "y"}}}); !r.OK || r.Label != "2 promos" {
+		t.Errorf("readiness = %+v", r)
+	}
+	for _, c := range []struct {
+		status string
+		checks []client.Check
+		want   string // the badge's label, "" for none
+	}{
+		{"reviewing", checks, "3 things before it can go live"},
+		{"approved", checks[3:4], "1 thing before it can go live"},
+		{"draft", checks[:1], "Ready to go live"},
+		{"published", checks, ""},
+		{"archived", checks, ""},
+		{"draft", nil, ""}, // no verdict read: no badge rather than a guess
+	} {
+		g := goLiveBadge(client.Publication{Status: c.status, Checks: c.checks})
+		got := ""
+		if g != nil {
+			got = g.Label
+			if g.Ready != (len(g.Failing) == 0) {
+				t.Errorf("%s: badge %+v", c.status, g)
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: badge %q, want %q", c.status, got, c.want)
+		}
 	}
 }
 

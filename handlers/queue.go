@@ -129,27 +129,18 @@ func (a *App) queue(c echo.Context) error {
 	var rows []client.Publication
 	var total client.QueueCount
 	var seen *time.Time
-	var golive map[string]client.ReadinessSummary
 	err = a.call(c, func(token string) error {
 		var err error
 		if rows, total, err = a.api.Queue(ctx(c), token, f); err != nil {
 			return err
 		}
-		// The badge is the database's verdict, the one readiness() gives, asked in the same
-		// call that records the visit (what is new since the last sitting): one round trip
-		// instead of two on every queue page.
-		seen, golive, err = a.api.VisitWithReadiness(ctx(c), token, "queue:"+pc.project.ID, goLiveCandidates(rows))
+		seen, err = a.api.Visit(ctx(c), token, "queue:"+pc.project.ID)
 		return err
 	})
 	if err != nil {
 		return a.fail(c, err)
 	}
 	results := a.queueResults(pc, q, rows, total)
-	for i, p := range rows {
-		if g, ok := golive[p.ID]; ok {
-			results.Rows[i].GoLive = goLiveBadge(g)
-		}
-	}
 	for i, p := range rows {
 		results.Rows[i].New = seen != nil && p.UpdatedAt.After(*seen)
 	}
@@ -276,7 +267,8 @@ func queueRow(pc *projectContext, p client.Publication) pages.QueueRow {
 		Status:     status(p.Status),
 		Scheduled:  pc.clock.timePtr(p.ScheduledFor),
 		Created:    pc.clock.time(p.CreatedAt),
-		Promos:     readiness(pc.project.DefaultChannels, p.Promos),
+		Promos:     readiness(p),
+		GoLive:     goLiveBadge(p),
 	}
 	if p.Collection != nil {
 		row.Collection = p.Collection.Name
@@ -292,62 +284,54 @@ func queueRow(pc *projectContext, p client.Publication) pages.QueueRow {
 	return row
 }
 
-// goLiveCandidates are the rows whose readiness is worth a badge: not yet live nor archived.
-func goLiveCandidates(rows []client.Publication) []string {
-	var ids []string
-	for _, p := range rows {
-		if p.Status != "published" && p.Status != "archived" {
-			ids = append(ids, p.ID)
+// goLiveBadge words the database's verdict (readiness() for the row, read with it) for a row
+// not yet live nor archived; nil for the others, whose readiness no longer matters.
+func goLiveBadge(p client.Publication) *pages.GoLive {
+	if p.Status == "published" || p.Status == "archived" || len(p.Checks) == 0 {
+		return nil
+	}
+	var failing []string
+	for _, c := range p.Checks {
+		if !c.OK {
+			failing = append(failing, c.Detail)
 		}
 	}
-	return ids
-}
-
-// goLiveBadge words the database's verdict for a queue row.
-func goLiveBadge(g client.ReadinessSummary) *pages.GoLive {
-	if g.Ready {
+	if len(failing) == 0 {
 		return &pages.GoLive{Ready: true, Label: "Ready to go live"}
 	}
 	label := "1 thing before it can go live"
-	if n := len(g.Failing); n != 1 {
+	if n := len(failing); n != 1 {
 		label = strconv.Itoa(n) + " things before it can go live"
 	}
-	return &pages.GoLive{Label: label, Failing: g.Failing}
+	return &pages.GoLive{Label: label, Failing: failing}
 }
 
-// readiness judges promos against the project's default channels: each needs a promo within
-// its channel's limits.
-func readiness(defaults []string, promos []client.Promo) pages.Readiness {
-	have := map[string]client.Promo{}
-	for _, p := range promos {
-		have[p.Channel] = p
-	}
-	ready, over, missing := 0, 0, 0
-	for _, ch := range defaults {
-		p, ok := have[ch]
-		switch {
-		case !ok:
-			missing++
-		case measure(p).Over():
-			over++
-		default:
+// readiness words the database's verdict on a row's promos: readiness()'s check for each
+// default channel (the checks named promo:<channel>), so the column and the go-live badge
+// never disagree. A blank promo, one over its channel's limits or one with more media than the
+// channel takes is not ready, and the title says why in readiness()'s words.
+func readiness(p client.Publication) pages.Readiness {
+	ready, of := 0, 0
+	var failing []string
+	for _, c := range p.Checks {
+		if !strings.HasPrefix(c.Check, "promo:") {
+			continue
+		}
+		of++
+		if c.OK {
 			ready++
+		} else {
+			failing = append(failing, c.Detail)
 		}
 	}
-	if len(defaults) == 0 {
-		return pages.Readiness{Label: strconv.Itoa(len(promos)) + " promos", OK: true}
+	if of == 0 {
+		return pages.Readiness{Label: strconv.Itoa(len(p.Promos)) + " promos", OK: true}
 	}
-	parts := []string{strconv.Itoa(ready) + " of " + strconv.Itoa(len(defaults)) + " promos ready"}
-	if over > 0 {
-		parts = append(parts, strconv.Itoa(over)+" over limit")
-	}
-	if missing > 0 {
-		parts = append(parts, strconv.Itoa(missing)+" missing")
-	}
-	return pages.Readiness{Label: strings.Join(parts, " · "), OK: over == 0 && missing == 0}
+	label := strconv.Itoa(ready) + " of " + strconv.Itoa(of) + " promos ready"
+	return pages.Readiness{Label: label, OK: len(failing) == 0, Failing: failing}
 }
 
-// measure sizes a promo with its embedded channel's limits.
+// measure sizes a promo with its embedded channel's limits, for the detail page's promo cards.
 func measure(p client.Promo) channels.Measure {
 	var l client.ChannelLimits
 	if p.ChannelInfo != nil {

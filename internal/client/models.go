@@ -92,6 +92,9 @@ type Publication struct {
 	Events     []StatusEvent      `json:"status_events,omitempty"`
 	// Revisions are the latest review rounds, newest first (the detail page embeds two).
 	Revisions []Revision `json:"publication_revisions,omitempty"`
+	// Checks are readiness() as a column (readiness_checks, migration 031), in its order: the
+	// queue selects it to judge its rows; nil when not selected.
+	Checks []Check `json:"readiness_checks,omitempty"`
 }
 
 // Promo is the text of a publication for one channel.

@@ -56,9 +56,9 @@ type QueueCount struct {
 }
 
 // Queue returns one page of publications matching f, newest first (created_at, then id: pages
-// never share or skip a row), with their count. Each row embeds its author, collection, promos
-// (with their channel's limits, to judge readiness) and its latest status event (to say how
-// long it has been in its status).
+// never share or skip a row), with their count. Each row embeds its author, collection, promos,
+// the database's readiness checks (readiness_checks: the one judge of going live, asked with
+// the rows) and its latest status event (to say how long it has been in its status).
 //
 // A text search goes through search_publications with the filters as its arguments (applied
 // before its cap) and asks for no more matches than the end of the page or SearchExact, so a
@@ -77,7 +77,7 @@ func (c *Client) Queue(ctx context.Context, accessToken string, f QueueFilter) (
 	}
 	q.Select("id,project_id,title,slug,status,version,created_at,updated_at,scheduled_for,"+
 		"author:profiles!author_id(display_name),collection:collections(id,name),"+
-		"promos(id,channel,body,link,channels(slug,name,limits)),"+
+		"promos(id),readiness_checks,"+
 		"status_events(id,to_status,created_at)").
 		Eq("project_id", f.ProjectID).
 		Order("created_at.desc,id.desc").
