@@ -58,10 +58,18 @@ func (a *App) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 
 // renew refreshes the session's tokens. A refusal means the session was revoked or expired:
 // the person is signed out, the redirect to /login is written and errSessionEnded returned. A
-// failure to reach the service is an outage, not a sign-out.
+// failure to reach the service is an outage, not a sign-out. A refresh that failed that way is
+// asked once more at once: if the service did rotate the token and only its answer was lost
+// (a proxy's 502, a dropped connection), the same refresh token, presented again within the
+// service's reuse interval (MASTHEAD_REFRESH_REUSE_INTERVAL), gets the current session. Left
+// for the person's next request, it might come after the interval, when the token it holds
+// has been replaced and the session would end.
 func (a *App) renew(c echo.Context) error {
 	st := stateOf(c)
 	s, err := a.refresh.Refresh(ctx(c), str(st.sess, keyRefresh))
+	if status := client.StatusOf(err); err != nil && (status == 0 || status >= 500) && ctx(c).Err() == nil {
+		s, err = a.refresh.Refresh(ctx(c), str(st.sess, keyRefresh))
+	}
 	if err != nil {
 		// Only a definitive refusal (the refresh token or session is gone, revoked or refused)
 		// ends the session. A 429 or an outage keeps it: the person is asked to try again.

@@ -119,7 +119,8 @@ func (t countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // calls whose path starts with its prefix as an outage would: with a 5xx status in the service's
 // error shape, or a connection that cannot be made (status 0). With lost set, the service gets
 // the call and acts on it, and its answer is lost on the way back (a proxy's 502 after the
-// service did the work). No fault set: every call goes through untouched.
+// service did the work). With once set, only the first such call meets the fault. No fault
+// set: every call goes through untouched.
 type faults struct {
 	rt  http.RoundTripper
 	mu  sync.Mutex
@@ -130,6 +131,7 @@ type fault struct {
 	prefix string
 	status int // 0: the connection fails
 	lost   bool
+	once   bool
 }
 
 // set starts breaking calls as f says; nil ends the outage.
@@ -142,6 +144,9 @@ func (fs *faults) set(f *fault) {
 func (fs *faults) RoundTrip(r *http.Request) (*http.Response, error) {
 	fs.mu.Lock()
 	f := fs.now
+	if f != nil && f.once && strings.HasPrefix(r.URL.Path, f.prefix) {
+		fs.now = nil
+	}
 	fs.mu.Unlock()
 	if f == nil || !strings.HasPrefix(r.URL.Path, f.prefix) {
 		return fs.rt.RoundTrip(r)

@@ -36,6 +36,10 @@ func TestOutageKeepsSession(t *testing.T) {
 			{"504", fault{prefix: "/auth/v1/token", status: 504}, http.StatusBadGateway},
 			{"unreachable", fault{prefix: "/"}, http.StatusBadGateway},
 			{"answer lost", fault{prefix: "/auth/v1/token", status: 502, lost: true}, http.StatusBadGateway},
+			// Asked again at once, inside the reuse interval, the service gives the session its
+			// lost answer made, so the page is served and the dashboard holds the current token
+			// (not one that ends with the interval).
+			{"answer lost once", fault{prefix: "/auth/v1/token", status: 502, lost: true, once: true}, http.StatusOK},
 		}},
 		{"page call", false, []outage{
 			{"500", fault{prefix: "/rest/v1/", status: 500}, http.StatusBadGateway},
