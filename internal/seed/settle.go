@@ -230,6 +230,14 @@ func (a *aside) compact(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil {
 		return fmt.Errorf("seed: restore publications' storage parameters for its rewrite: %w", err)
 	}
+	// VACUUM FULL keeps every old version a snapshot may still see, and its own snapshot's
+	// xmin is the oldest transaction running anywhere in the cluster: while another database
+	// runs a transaction begun during the load (another seed's, say), the load's last updates
+	// would leave their old versions in the rewritten table, and their pages out of the
+	// visibility map. So it waits for those transactions first, a bounded while.
+	if err := a.waitForOlderTransactions(ctx, pool, horizonWait); err != nil {
+		return fmt.Errorf("seed: wait for the transactions begun during the load: %w", err)
+	}
 	// VACUUM cannot run in a transaction block, so not through settle's run.
 	for _, sql := range []string{`vacuum full public.publications`, `vacuum public.publications`} {
 		if _, err := pool.Exec(ctx, sql); err != nil {
@@ -237,6 +245,41 @@ func (a *aside) compact(ctx context.Context, pool *pgxpool.Pool) error {
 		}
 	}
 	return nil
+}
+
+// horizonWait is how long compact waits for the transactions that began during the load to
+// end (see waitForOlderTransactions): a seed's own, and those of other databases of the cluster,
+// usually done in a moment. Past it, compact goes on; the table is then rewritten and vacuumed as
+// well as the cluster allows, and autovacuum finishes the visibility map later.
+const horizonWait = 30 * time.Second
+
+// waitForOlderTransactions waits, at most limit, until every transaction of the cluster that
+// was running when it was called has ended: a new transaction id is taken, and the oldest
+// running one (the xmin of a fresh snapshot) is polled until it is past it.
+func (a *aside) waitForOlderTransactions(ctx context.Context, pool *pgxpool.Pool, limit time.Duration) error {
+	var mark int64
+	if err := pool.QueryRow(ctx, `select txid_current()`).Scan(&mark); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(limit)
+	for {
+		var oldest int64
+		if err := pool.QueryRow(ctx, `select txid_snapshot_xmin(txid_current_snapshot())`).Scan(&oldest); err != nil {
+			return err
+		}
+		if oldest > mark {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			a.log.Warn("seed: transactions begun during the load still run; compacting anyway", "waited", limit)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond): // the next look
+		}
+	}
 }
 
 // settleTimes are how long settle's steps took.
@@ -260,12 +303,20 @@ type settleTimes struct {
 //     dead versions or out-of-order rows, and no vacuum has a trigram index to clean), validate
 //     publications' own foreign keys, then the search index, then analyze publications (its
 //     statistics include the index's expression);
-//   - lane 2: vacuum and analyze the other bulk tables and validate their foreign keys (which
-//     only read the tables they reference, so run beside lane 1, those referencing
-//     publications once its rewrite is over), then, once lane 1 is through with publications'
-//     compaction and validation, build the other publications indexes (CREATE
-//     INDEX share-locks the table, so several builds run at once, but not alongside a vacuum
-//     or a validation of it).
+//   - lane 2, once publications is compacted: vacuum and analyze the other bulk tables and
+//     validate their foreign keys (which only read the tables they reference, so run beside
+//     lane 1), then, once lane 1 is through with publications' validation, build the other
+//     publications indexes (CREATE INDEX share-locks the table, so several builds run at once,
+//     but not alongside a vacuum or a validation of it).
+//
+// Lane 2 waits for the compaction because its statements take snapshots, and a snapshot's
+// xmin is the oldest transaction running anywhere in the cluster: taken while another
+// database's long transaction runs (another seed's, say), it holds publications' VACUUM
+// below the load's last updates, which then keeps their old versions (VACUUM FULL must keep
+// what such a snapshot may still see) and leaves their pages out of the visibility map. With
+// nothing else of this database open during compact, its result does not depend on what the
+// rest of the cluster does. Lane 2's work is far shorter than lane 1's trigram build, so
+// starting it later costs settle nothing.
 //
 // Everything is restored even when the load failed (vacuum false: nothing is vacuumed) or ctx
 // is cancelled: a seed cut short must not leave indexes or foreign keys missing or autovacuum
@@ -314,6 +365,7 @@ func (a *aside) settle(ctx context.Context, pool *pgxpool.Pool, vacuum bool) (se
 	}
 	var (
 		wg         sync.WaitGroup
+		compacted  = make(chan struct{}) // publications is rewritten and vacuumed
 		shared     = make(chan struct{}) // lane 1 no longer needs publications to itself
 		lane1      error
 		lane2, opt error
@@ -324,6 +376,7 @@ func (a *aside) settle(ctx context.Context, pool *pgxpool.Pool, vacuum bool) (se
 			lane1 = a.compact(ctx, pool)
 			a.log.Info("seed bulk settle", "step", "compact and vacuum publications", "duration", time.Since(st))
 		}
+		close(compacted)
 		lane1 = errors.Join(lane1, validate(isPublications))
 		close(shared)
 		if search != nil {
@@ -333,6 +386,7 @@ func (a *aside) settle(ctx context.Context, pool *pgxpool.Pool, vacuum bool) (se
 		}
 	})
 	wg.Go(func() {
+		<-compacted
 		if vacuum {
 			st := time.Now()
 			others := make([]string, 0, len(bulkTables)-1)
