@@ -135,11 +135,16 @@ func send(url string, header map[string]string) (*http.Response, []byte, error) 
 // waitFor polls cond until it holds, for at most 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
 	for !cond() {
-		if time.Now().After(deadline) {
+		select {
+		case <-tick.C:
+		case <-deadline:
 			t.Fatalf("gave up waiting for %s", what)
+		case <-t.Context().Done():
+			t.Fatal(t.Context().Err())
 		}
-		time.Sleep(10 * time.Millisecond) // the interval between looks at the condition
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -79,20 +80,35 @@ func lockMedia(t *testing.T, ev *env) (release func()) {
 // waitLocked polls until n of the test database's client backends wait on a lock.
 func waitLocked(t *testing.T, own *pgx.Conn, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitUntil(t, func() (bool, string) {
 		var waiting int
 		if err := own.QueryRow(context.Background(), `select count(*) from pg_stat_activity
 			where datname = current_database() and backend_type = 'client backend' and wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
-		if waiting == n {
+		return waiting == n, fmt.Sprintf("%d backends wait on a lock, want %d", waiting, n)
+	})
+}
+
+// waitUntil looks at cond every 10 ms until it holds, and fails t with what cond last said
+// after 10 s or when t ends.
+func waitUntil(t *testing.T, cond func() (bool, string)) {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
+	for {
+		ok, last := cond()
+		if ok {
 			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d backends wait on a lock, want %d", waiting, n)
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("not within 10 s: %s", last)
+		case <-t.Context().Done():
+			t.Fatal(t.Context().Err())
 		}
-		time.Sleep(10 * time.Millisecond) // the interval between looks at pg_stat_activity
 	}
 }
 
@@ -227,20 +243,13 @@ func TestPoolShareOnlyWithConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The upload has tried its row write and is spooling the body once its spool file exists.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitUntil(t, func() (bool, string) {
 		left, err := os.ReadDir(ev.spool)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(left) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the upload never started spooling its body")
-		}
-		time.Sleep(10 * time.Millisecond) // the interval between looks at the spool folder
-	}
+		return len(left) > 0, "the upload never started spooling its body"
+	})
 	served("an upload's body arrives")
 	if _, err := w.Write(ev.png[16:]); err != nil {
 		t.Fatal(err)
