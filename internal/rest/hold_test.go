@@ -78,6 +78,16 @@ func TestWorkflowHoldsOverREST(t *testing.T) {
 		{"a summary over its bound", call{method: "POST", user: "editorA", path: "/publications",
 			body: `{"project_id":"` + f.projA + `","title":"Long","slug":"long","summary":"` + strings.Repeat("s", 2001) + `"}`}, 400,
 			wantMessage("summary_at_most_2000_chars")},
+		// A media path is bounded at 1024 bytes, as the storage surface bounds a key; 1001 to
+		// 1024 ASCII characters were refused by a bound of 1000 characters (migration 032).
+		{"a media path of 1024 bytes", call{method: "POST", user: "editorA", path: "/media?select=storage_path",
+			body:   `{"project_id":"` + f.projA + `","storage_path":"proj-a/` + strings.Repeat("p", 1017) + `","mime_type":"image/png"}`,
+			header: prefer("return=representation")}, 201, wantBody(`[{"storage_path":"proj-a/` + strings.Repeat("p", 1017) + `"}]`)},
+		{"a media path of 1025 bytes", call{method: "POST", user: "editorA", path: "/media",
+			body: `{"project_id":"` + f.projA + `","storage_path":"proj-a/` + strings.Repeat("q", 1018) + `","mime_type":"image/png"}`}, 400,
+			wantMessage(`"code":"23514"`, "storage_path_at_most_1024_bytes")},
+		{"a media path changes only through the storage API", call{method: "PATCH", user: "editorA", path: "/media?id=eq." + f.media,
+			body: `{"storage_path":"proj-a/` + strings.Repeat("r", 1017) + `"}`}, 403, wantMessage(`"code":"42501"`, "only through the storage API")},
 		{"author_id may be the caller (supabase-js)", call{method: "POST", user: "editorA", path: "/publications?select=author_id",
 			body:   `{"project_id":"` + f.projA + `","title":"Mine","slug":"mine","author_id":"` + f.users["editorA"] + `"}`,
 			header: prefer("return=representation")}, 201, wantBody(`[{"author_id":"` + f.users["editorA"] + `"}]`)},

@@ -66,6 +66,13 @@ func overShare(over *pg.OverShareError) *apiError {
 		fmt.Sprintf("You already have %d requests running against the database, the most one caller may (MASTHEAD_POOL_SHARE); this one waited %s (MASTHEAD_POOL_SHARE_WAIT). Wait for your other requests to finish, or send fewer at once.", over.Per, over.Wait)}
 }
 
+// keyTooLong refuses a key over maxKeyLen, saying how long it is and what the limit is (what
+// names the key in the request).
+func keyTooLong(what, key string) *apiError {
+	return &apiError{http.StatusBadRequest, "InvalidKey",
+		fmt.Sprintf("%s is %d bytes long: an object's key may be at most %d bytes (S3's limit)", what, len(key), maxKeyLen)}
+}
+
 // invalid is a 400 for a request that cannot be carried out as written, saying why.
 func invalid(msg string) *apiError {
 	return &apiError{http.StatusBadRequest, "InvalidRequest", msg}

@@ -181,17 +181,21 @@ func (h *Handler) Mount(g *echo.Group) {
 }
 
 // objectKey reads the bucket and the key from the request path, refusing any other bucket and
-// every key that validKey would not store.
+// every key that validKey would not store; a key that is only too long is told so, with the
+// limit.
 func objectKey(c echo.Context) (string, *apiError) {
 	if c.Param("bucket") != Bucket {
 		return "", errNoBucket
 	}
 	n := strings.Count(strings.TrimSuffix(c.Path(), "*"), "/")
 	key, ok := keyFromEscaped(tailAfter(c.Request().URL.EscapedPath(), n))
-	if !ok {
-		return "", errInvalidKey
+	switch {
+	case ok:
+		return key, nil
+	case len(key) > maxKeyLen:
+		return "", keyTooLong("the key", key)
 	}
-	return key, nil
+	return "", errInvalidKey
 }
 
 // identity is who a request runs as: the pg.Caller its transactions switch to, and the key of

@@ -36,6 +36,8 @@ func (h *Handler) relocation(c echo.Context) (src, dst string, aerr *apiError) {
 		return "", "", invalid("sourceKey and destinationKey are required")
 	case !validKey(*body.SourceKey):
 		return "", "", &apiError{http.StatusBadRequest, "InvalidKey", "sourceKey is not a valid object path"}
+	case len(*body.DestinationKey) > maxKeyLen:
+		return "", "", keyTooLong("destinationKey", *body.DestinationKey)
 	case !validKey(*body.DestinationKey):
 		return "", "", &apiError{http.StatusBadRequest, "InvalidKey", "destinationKey is not a valid object path"}
 	case *body.SourceKey == *body.DestinationKey:

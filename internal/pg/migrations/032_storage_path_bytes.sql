@@ -1,0 +1,23 @@
+-- media.storage_path is bounded once, in bytes, at what the storage surface accepts as a key.
+--
+-- The storage surface accepts an object key of up to 1024 bytes (internal/storage maxKeyLen,
+-- S3's limit), and an upload writes its key as the media row's storage_path. Migration 008
+-- bounded the path at 1000 characters (storage_path_at_most_1000_chars), so a key of 1001 to
+-- 1024 characters passed the surface's check and was then refused by the database: an upload
+-- of a valid key got 403 "new row violates row-level security policy" (storage maps every
+-- check violation of a write to that 403), and the same path written over /rest/v1 a 400 that
+-- named a bound the storage surface does not have. TestLongKeys (storage), TestTextBounds
+-- (pg) and TestWorkflowHoldsOverREST (rest) hold it.
+--
+-- What changes: the character bound is dropped. The byte bound migration 030 added,
+-- storage_path_at_most_1024_bytes, is the one the path needs: it is what keeps every path
+-- within its btree indexes (2704 bytes) and what the storage surface accepts, so the database
+-- now accepts exactly the paths an object can be stored under. Only a path of more than 1000
+-- characters and at most 1024 bytes is newly accepted, which is to say one of 1001 to 1024
+-- characters, nearly all of them ASCII.
+--
+-- What stays: the byte bound as 030 added it, NOT VALID (a path over 1024 bytes written before
+-- it is kept, and checked when its row is next written), and 001's pattern of a project folder
+-- followed by segments other than "." and "..".
+
+alter table public.media drop constraint storage_path_at_most_1000_chars;
