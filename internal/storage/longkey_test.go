@@ -20,11 +20,15 @@ func longKey(folder string, segs, n int) string {
 // TestLongKeys: a key is bounded at 1024 bytes, S3's limit, and every key within it works end
 // to end on each backend: a key of 1001 to 1024 ASCII characters was accepted by the storage
 // surface and then refused by the database's former bound of 1000 characters (migration 008),
-// which this surface answered as 403 "new row violates row-level security policy". A key past
-// the limit is a 400 that names it, wherever a key is given.
+// which this surface answered as 403 "new row violates row-level security policy". A new
+// version of a 1024-byte key ending in a short name set its previous bytes aside at a key
+// longer than S3 stores (a 500 on S3). A key past the limit is a 400 that names it, wherever a
+// key is given.
 func TestLongKeys(t *testing.T) {
 	eachBackend(t, func(t *testing.T, ev *env) {
 		k1001, k1024, k1025 := longKey("long", 4, 1001), longKey("long", 4, 1024), longKey("long", 4, 1025)
+		// A short name at the end of a long key: its folder and a hidden name (where a new
+		// version's previous bytes were set aside) are longer than the key.
 		moved := longKey("moved", 5, 1024)
 		if len(k1001) != 1001 || len(k1024) != 1024 || len(moved) != 1024 || len(k1025) != 1025 || len(path.Base(moved)) > 8 {
 			t.Fatalf("keys of %d, %d, %d and %d bytes", len(k1001), len(k1024), len(moved), len(k1025))
@@ -71,6 +75,19 @@ func TestLongKeys(t *testing.T) {
 				t.Error("the 1024-byte key still has its row or object")
 			}
 		})
+		t.Run("a new version of a 1024-byte key with a short name", func(t *testing.T) {
+			jpg := jpegBytes(t, 8, 8)
+			resp, b := ev.do(t, req{method: "PUT", path: "/storage/v1/object/media/" + moved, user: "editorA",
+				body: jpg, header: map[string]string{"Content-Type": "image/jpeg"}})
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("update: %d %s", resp.StatusCode, b)
+			}
+			download(t, moved, jpg)
+			if left := ev.hiddenLeft(t); len(left) != 0 {
+				t.Errorf("left behind: %q", left)
+			}
+		})
+
 		tooLong := "is 1025 bytes long: an object's key may be at most 1024 bytes (S3's limit)"
 		for _, tc := range []struct {
 			name, method, path string

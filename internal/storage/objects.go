@@ -5,8 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"path"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -59,12 +59,15 @@ func (h *Handler) copyObject(ctx context.Context, src, dst, contentType string) 
 	return h.opts.Backend.Put(ctx, dst, obj.Body, obj.Size, contentType)
 }
 
-// setAside copies the object at key to a fresh hidden key beside it (no row names it, so no
-// request can reach it) and returns that key, or "" when there was no object to keep.
+// setAside copies the object at key to a fresh hidden key in its project's folder (no row names
+// it, so no request can reach it) and returns that key, or "" when there was no object to keep.
+// Not beside the object: a key of up to 1024 bytes (maxKeyLen) may end in a short name, and its
+// folder and a hidden name were longer than S3 stores.
 func (h *Handler) setAside(ctx context.Context, key string) (string, error) {
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
-	aside := path.Join(path.Dir(key), ".previous-"+hex.EncodeToString(rnd[:]))
+	project, _, _ := strings.Cut(key, "/")
+	aside := project + "/.previous-" + hex.EncodeToString(rnd[:])
 	err := h.copyObject(ctx, key, aside, "application/octet-stream")
 	switch {
 	case errors.Is(err, ErrObjectNotFound):
