@@ -79,7 +79,7 @@ func TestWorkflowHoldsOverREST(t *testing.T) {
 			body: `{"project_id":"` + f.projA + `","title":"Long","slug":"long","summary":"` + strings.Repeat("s", 2001) + `"}`}, 400,
 			wantMessage("summary_at_most_2000_chars")},
 		// A media path is bounded at 1024 bytes, as the storage surface bounds a key; 1001 to
-		// 1024 ASCII characters were refused by a bound of 1000 characters (migration 032).
+		// 1024 ASCII characters were refused by a bound of 1000 characters until migration 032.
 		{"a media path of 1024 bytes", call{method: "POST", user: "editorA", path: "/media?select=storage_path",
 			body:   `{"project_id":"` + f.projA + `","storage_path":"proj-a/` + strings.Repeat("p", 1017) + `","mime_type":"image/png"}`,
 			header: prefer("return=representation")}, 201, wantBody(`[{"storage_path":"proj-a/` + strings.Repeat("p", 1017) + `"}]`)},
