@@ -87,7 +87,7 @@ func runDev(ctx context.Context, args []string, stdout io.Writer, log *slog.Logg
 		return err
 	}
 	// Seeding is idempotent: the first run loads the demo data, later runs keep what is there.
-	sum, err := seed.Run(ctx, ownerURL, seed.Options{Password: demoPassword(), MediaDir: cmp.Or(cfg.StorageDir, filepath.Join(*data, server.DevMediaDir)), Log: log})
+	sum, err := seed.Run(ctx, ownerURL, seed.Options{Password: demoPassword(), BcryptCost: cfg.BcryptCost, MediaDir: cmp.Or(cfg.StorageDir, filepath.Join(*data, server.DevMediaDir)), Log: log})
 	if err != nil {
 		return err
 	}

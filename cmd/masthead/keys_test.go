@@ -316,7 +316,7 @@ func TestKeyRotationKeepsTokens(t *testing.T) {
 	db := pgtest.New(t)
 	ctx := context.Background()
 	const email, password, issuer = "rotation@masthead.test", "long-enough", "https://masthead.example.test/auth/v1"
-	if _, err := seed.CreateUser(ctx, db.OwnerURL, email, password, 0, "", ""); err != nil {
+	if _, err := seed.CreateUser(ctx, db.OwnerURL, email, password, 0, 0, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	instance := func(set string) *auth.Service {

@@ -21,14 +21,19 @@ func runSeed(ctx context.Context, args []string, stdout io.Writer, log *slog.Log
 	owner := ownerURLFlag(fs)
 	pubs := fs.Int("publications", 0, "publications per project (0: the hand-made demo set of 36)")
 	media := fs.String("media-dir", envOr("MASTHEAD_STORAGE_DIR", ""), "folder of bucket media, where generated images go (env MASTHEAD_STORAGE_DIR)")
+	bcryptCost := bcryptCostFlag(fs)
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	if *owner == "" {
 		return errors.New("set --owner-url or DATABASE_OWNER_URL")
 	}
+	cost, err := bcryptCost()
+	if err != nil {
+		return err
+	}
 	sum, err := seed.Run(ctx, *owner, seed.Options{
-		Publications: *pubs, Password: demoPassword(), MediaDir: *media, Log: log,
+		Publications: *pubs, Password: demoPassword(), BcryptCost: cost, MediaDir: *media, Log: log,
 	})
 	if err != nil {
 		return err

@@ -13,6 +13,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"golang.org/x/crypto/bcrypt"
+
+	"masthead/internal/config"
 	"masthead/internal/seed"
 )
 
@@ -60,6 +63,7 @@ func usersCreate(ctx context.Context, args []string, stdout io.Writer) error {
 	email := fs.String("email", "", "the account's email (required)")
 	password := fs.String("password", "", "the account's password, at least --password-min-length characters (required)")
 	minLength := passwordMinLengthFlag(fs)
+	bcryptCost := bcryptCostFlag(fs)
 	project := fs.String("project", "", "slug of a project to join (optional)")
 	role := fs.String("role", "viewer", "role in that project: "+strings.Join(seed.Roles, ", "))
 	if err := parseFlags(fs, args, stdout); err != nil {
@@ -72,7 +76,11 @@ func usersCreate(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	id, err := seed.CreateUser(ctx, *owner, *email, *password, minLen, *project, *role)
+	cost, err := bcryptCost()
+	if err != nil {
+		return err
+	}
+	id, err := seed.CreateUser(ctx, *owner, *email, *password, minLen, cost, *project, *role)
 	if err != nil {
 		return err
 	}
@@ -121,6 +129,23 @@ func passwordMinLengthFlag(fs *flag.FlagSet) func() (int, error) {
 	}
 }
 
+// bcryptCostFlag adds --bcrypt-cost, whose default is the service's MASTHEAD_BCRYPT_COST, so a
+// password hashed here costs what the operator chose for every hash, and a sign-in to the
+// account takes as long as the service's check of an unknown email, which compares a hash of
+// that cost. The returned func reads it once the flags are parsed, in the bounds the service's
+// configuration allows (bcrypt's own).
+func bcryptCostFlag(fs *flag.FlagSet) func() (int, error) {
+	v := fs.String("bcrypt-cost", envOr("MASTHEAD_BCRYPT_COST", strconv.Itoa(config.Default().BcryptCost)),
+		"bcrypt cost of the password hashes made, 4 to 31 (env MASTHEAD_BCRYPT_COST)")
+	return func() (int, error) {
+		n, err := strconv.Atoi(*v)
+		if err != nil || n < bcrypt.MinCost || n > bcrypt.MaxCost {
+			return 0, fmt.Errorf("--bcrypt-cost (MASTHEAD_BCRYPT_COST) must be a number from %d to %d, not %q", bcrypt.MinCost, bcrypt.MaxCost, *v)
+		}
+		return n, nil
+	}
+}
+
 // usersMembership is `users add` (join another project) and `users role` (change a role).
 func usersMembership(ctx context.Context, cmd string, args []string, stdout io.Writer) error {
 	summary := "add an existing account to another project with a role"
@@ -164,10 +189,15 @@ func usersPassword(ctx context.Context, args []string, stdin io.Reader, stdout i
 	password := fs.String("password", "", "the new password, at least --password-min-length characters (prefer --password-stdin)")
 	fromStdin := fs.Bool("password-stdin", false, "read the new password from the first line of standard input")
 	minLength := passwordMinLengthFlag(fs)
+	bcryptCost := bcryptCostFlag(fs)
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	minLen, err := minLength()
+	if err != nil {
+		return err
+	}
+	cost, err := bcryptCost()
 	if err != nil {
 		return err
 	}
@@ -188,7 +218,7 @@ func usersPassword(ctx context.Context, args []string, stdin io.Reader, stdout i
 	if pw == "" {
 		return errors.New("users password needs --password-stdin or --password")
 	}
-	if err := seed.ResetPassword(ctx, *owner, *email, pw, minLen); err != nil {
+	if err := seed.ResetPassword(ctx, *owner, *email, pw, minLen, cost); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "password of %s changed; its sessions are ended\n", *email)

@@ -92,6 +92,40 @@ func TestUsersAdmin(t *testing.T) {
 	if bcrypt.CompareHashAndPassword([]byte(hash), []byte("a fresh secret")) != nil || sessions != 0 {
 		t.Errorf("password reset: hash matches %v, %d sessions left", bcrypt.CompareHashAndPassword([]byte(hash), []byte("a fresh secret")) == nil, sessions)
 	}
+	// The hashes are at MASTHEAD_BCRYPT_COST, the service's own setting, or --bcrypt-cost;
+	// unset, at its default, 10.
+	costOf := func(email string) int {
+		t.Helper()
+		var h string
+		if err := own.QueryRow(ctx, `select encrypted_password from auth.users where email = $1`, email).Scan(&h); err != nil {
+			t.Fatal(err)
+		}
+		cost, err := bcrypt.Cost([]byte(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cost
+	}
+	if got := costOf("ed@gazette.test"); got != 10 {
+		t.Errorf("password without MASTHEAD_BCRYPT_COST: hash at cost %d, want 10", got)
+	}
+	t.Setenv("MASTHEAD_BCRYPT_COST", "5")
+	if err := run("password", "--email", "ed@gazette.test", "--password", "a fresh secret"); err != nil || costOf("ed@gazette.test") != 5 {
+		t.Errorf("password with MASTHEAD_BCRYPT_COST=5: %v, hash at cost %d", err, costOf("ed@gazette.test"))
+	}
+	if err := run("create", "--email", "cost@gazette.test", "--password", "long-enough"); err != nil || costOf("cost@gazette.test") != 5 {
+		t.Errorf("create with MASTHEAD_BCRYPT_COST=5: %v, hash at cost %d", err, costOf("cost@gazette.test"))
+	}
+	if err := run("password", "--email", "ed@gazette.test", "--password", "a fresh secret", "--bcrypt-cost", "6"); err != nil || costOf("ed@gazette.test") != 6 {
+		t.Errorf("password --bcrypt-cost 6: %v, hash at cost %d", err, costOf("ed@gazette.test"))
+	}
+	for _, bad := range []string{"3", "32", "ten"} {
+		want := `--bcrypt-cost (MASTHEAD_BCRYPT_COST) must be a number from 4 to 31, not "` + bad + `"`
+		if err := run("create", "--email", "bad@gazette.test", "--password", "long-enough", "--bcrypt-cost", bad); err == nil || err.Error() != want {
+			t.Errorf("create --bcrypt-cost %s: %v, want %q", bad, err, want)
+		}
+	}
+	t.Setenv("MASTHEAD_BCRYPT_COST", "")
 	// MASTHEAD_PASSWORD_MIN_LENGTH, the service's own setting, is the default minimum.
 	t.Setenv("MASTHEAD_PASSWORD_MIN_LENGTH", "20")
 	if err := run("password", "--email", "ed@gazette.test", "--password", "nineteen characters"); err == nil || !strings.Contains(err.Error(), "at least 20 characters") {

@@ -107,12 +107,13 @@ func SetRole(ctx context.Context, ownerURL, email, projectSlug, role string) err
 }
 
 // ResetPassword sets an account's password of at least minPassword characters (see
-// checkPassword) and ends its sessions, so whoever held the old one is signed out everywhere.
-func ResetPassword(ctx context.Context, ownerURL, email, password string, minPassword int) error {
+// checkPassword), hashed at bcrypt cost (see hashPassword), and ends its sessions, so whoever
+// held the old one is signed out everywhere.
+func ResetPassword(ctx context.Context, ownerURL, email, password string, minPassword, cost int) error {
 	if err := checkPassword(password, minPassword); err != nil {
 		return err
 	}
-	hash, err := hashPassword(password)
+	hash, err := hashPassword(password, cost)
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,10 @@ type Options struct {
 	Publications int
 	// Password is every demo account's password; empty means DefaultPassword.
 	Password string
+	// BcryptCost is the cost of the demo accounts' password hash, the service's
+	// MASTHEAD_BCRYPT_COST; 0 means bcrypt's default, 10. The accounts share one hash, so a
+	// higher cost costs one hash's time, not one per account.
+	BcryptCost int
 	// MediaDir is the folder the storage surface serves bucket `media` from: each image is
 	// written to <MediaDir>/<storage_path>. Required.
 	MediaDir string

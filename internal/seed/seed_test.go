@@ -32,7 +32,7 @@ func TestDemoSeed(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	dir := t.TempDir()
-	sum, err := Run(ctx, db.OwnerURL, Options{MediaDir: dir})
+	sum, err := Run(ctx, db.OwnerURL, Options{MediaDir: dir, BcryptCost: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +103,18 @@ func TestDemoSeed(t *testing.T) {
 		}
 		if bcrypt.CompareHashAndPassword([]byte(hash), []byte(DefaultPassword)) != nil {
 			t.Error("the demo password does not match the stored hash")
+		}
+		// Every demo account's hash is at the configured cost (MASTHEAD_BCRYPT_COST), not
+		// bcrypt's default.
+		rows, _ := conn.Query(ctx, `select email, encrypted_password from auth.users order by email`)
+		hashes, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ Email, Hash string }])
+		if err != nil || len(hashes) != 13 {
+			t.Fatalf("hashes: %d (%v)", len(hashes), err)
+		}
+		for _, h := range hashes {
+			if cost, err := bcrypt.Cost([]byte(h.Hash)); cost != 5 {
+				t.Errorf("%s: hash at cost %d (%v), want the configured 5", h.Email, cost, err)
+			}
 		}
 	})
 
@@ -608,11 +620,12 @@ func TestCreateUser(t *testing.T) {
 	if _, err := db.Owner(t).Exec(ctx, `insert into public.projects (slug, name) values ('newsroom', 'Newsroom')`); err != nil {
 		t.Fatal(err)
 	}
-	id, err := CreateUser(ctx, db.OwnerURL, "Ada@Example.test", "correct horse", 0, "newsroom", "editor")
+	id, err := CreateUser(ctx, db.OwnerURL, "Ada@Example.test", "correct horse", 0, 5, "newsroom", "editor")
 	if err != nil || id == "" {
 		t.Fatalf("create: %q, %v", id, err)
 	}
-	if _, err := CreateUser(ctx, db.OwnerURL, "loner@example.test", "correct horse", 0, "", ""); err != nil {
+	loner, err := CreateUser(ctx, db.OwnerURL, "loner@example.test", "correct horse", 0, 0, "", "")
+	if err != nil {
 		t.Fatalf("create without a project: %v", err)
 	}
 
@@ -626,7 +639,7 @@ func TestCreateUser(t *testing.T) {
 		{"not an email", "bob", "correct horse", "newsroom", "editor", "not an email"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := CreateUser(ctx, db.OwnerURL, tc.email, tc.password, 0, tc.project, tc.role)
+			_, err := CreateUser(ctx, db.OwnerURL, tc.email, tc.password, 0, bcrypt.MinCost, tc.project, tc.role)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("want an error containing %q, got %v", tc.want, err)
 			}
@@ -643,12 +656,18 @@ func TestCreateUser(t *testing.T) {
 		users[1].Email != "loner@example.test" || len(users[1].Memberships) != 0 {
 		t.Fatalf("users: %+v", users)
 	}
-	var hash string
-	if err := db.Owner(t).QueryRow(ctx, `select encrypted_password from auth.users where id = $1`, id).Scan(&hash); err != nil {
-		t.Fatal(err)
-	}
-	if bcrypt.CompareHashAndPassword([]byte(hash), []byte("correct horse")) != nil {
-		t.Error("password hash does not match")
+	// Each hash is at the cost asked for (MASTHEAD_BCRYPT_COST), or bcrypt's default for 0.
+	for who, want := range map[string]int{id: 5, loner: bcrypt.DefaultCost} {
+		var hash string
+		if err := db.Owner(t).QueryRow(ctx, `select encrypted_password from auth.users where id = $1`, who).Scan(&hash); err != nil {
+			t.Fatal(err)
+		}
+		if bcrypt.CompareHashAndPassword([]byte(hash), []byte("correct horse")) != nil {
+			t.Error("password hash does not match")
+		}
+		if cost, err := bcrypt.Cost([]byte(hash)); cost != want {
+			t.Errorf("hash at cost %d (%v), want %d", cost, err, want)
+		}
 	}
 }
 

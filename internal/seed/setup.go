@@ -63,7 +63,7 @@ func setup(ctx context.Context, pool *pgxpool.Pool, opts Options) ([]*team, erro
 
 	// The demo accounts share one password, so one bcrypt hash (salt included) serves them
 	// all; bcrypt is slow on purpose, and every fresh test database pays for the demo seed.
-	hash, err := hashPassword(opts.Password)
+	hash, err := hashPassword(opts.Password, opts.BcryptCost)
 	if err != nil {
 		return nil, err
 	}

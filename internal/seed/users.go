@@ -48,11 +48,11 @@ func checkPassword(password string, minLength int) error {
 	return nil
 }
 
-// CreateUser makes a confirmed account with a bcrypt password of at least minPassword characters
-// (see checkPassword) and, when projectSlug is not empty, a membership with role in that project;
-// both or neither happen. It refuses an email that already has an account, so a typo cannot
-// silently reset someone's password.
-func CreateUser(ctx context.Context, ownerURL, email, password string, minPassword int, projectSlug, role string) (string, error) {
+// CreateUser makes a confirmed account with a password of at least minPassword characters (see
+// checkPassword), hashed at bcrypt cost (see hashPassword), and, when projectSlug is not empty,
+// a membership with role in that project; both or neither happen. It refuses an email that
+// already has an account, so a typo cannot silently reset someone's password.
+func CreateUser(ctx context.Context, ownerURL, email, password string, minPassword, cost int, projectSlug, role string) (string, error) {
 	email = strings.TrimSpace(email)
 	if email == "" || !strings.Contains(email, "@") {
 		return "", fmt.Errorf("%q is not an email address", email)
@@ -65,7 +65,7 @@ func CreateUser(ctx context.Context, ownerURL, email, password string, minPasswo
 			return "", err
 		}
 	}
-	hash, err := hashPassword(password)
+	hash, err := hashPassword(password, cost)
 	if err != nil {
 		return "", err
 	}
@@ -136,8 +136,15 @@ func ListUsers(ctx context.Context, ownerURL string) ([]User, error) {
 	return users, nil
 }
 
-func hashPassword(password string) (string, error) {
-	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+// hashPassword hashes password at bcrypt cost, the service's MASTHEAD_BCRYPT_COST; 0 means
+// bcrypt's default, 10, which is the service's default too. The service checks a sign-in with an
+// unknown email against a hash of that cost, so an account hashed at another one would answer
+// faster or slower than an unknown email does, and would cost what the operator did not choose.
+func hashPassword(password string, cost int) (string, error) {
+	if cost == 0 {
+		cost = bcrypt.DefaultCost
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte(password), cost)
 	if err != nil {
 		return "", fmt.Errorf("seed: hash password: %w", err)
 	}
