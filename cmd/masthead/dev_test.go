@@ -15,6 +15,7 @@ import (
 
 	"masthead/internal/client"
 	"masthead/internal/seed"
+	"masthead/internal/testwait"
 )
 
 // lockedBuffer is a command's stdout that a test reads while the command still writes it.
@@ -39,16 +40,14 @@ func (b *lockedBuffer) String() string {
 // failing t when it ends first (done) or does not within limit.
 func waitForLine(t *testing.T, what string, out *lockedBuffer, done <-chan error, line *regexp.Regexp, limit time.Duration) {
 	t.Helper()
-	deadline := time.After(limit)
-	for !line.MatchString(out.String()) {
+	testwait.Until(t, limit, what+" to say it serves", func() (bool, string) {
 		select {
 		case err := <-done:
 			t.Fatalf("%s ended before serving: %v\n%s", what, err, out)
-		case <-deadline:
-			t.Fatalf("%s did not say it serves within %s:\n%s", what, limit, out)
-		case <-time.After(20 * time.Millisecond): // the next look at its output
+		default:
 		}
-	}
+		return line.MatchString(out.String()), "it printed:\n" + out.String()
+	})
 }
 
 var (

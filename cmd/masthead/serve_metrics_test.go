@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"masthead/internal/metrics/metricstest"
 	"masthead/internal/pg/pgtest"
 	"masthead/internal/server/servertest"
+	"masthead/internal/testwait"
 )
 
 // TestServeMetricsAndLogFlags: `masthead serve` with --metrics-addr serves /metrics there and
@@ -76,18 +78,10 @@ func TestServeMetricsAndLogFlags(t *testing.T) {
 	}
 	// --log-level info: no debug line, although every scheduler run logs one at debug. A second
 	// run starts only after the first logged its line, so wait for two.
-	deadline := time.Now().Add(time.Minute)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if v, _ := metricstest.Scrape(t, metricsURL).Value("masthead_scheduler_runs_total", nil); v >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("fewer than two scheduler runs within a minute")
-		}
-		<-tick.C
-	}
+	testwait.Until(t, time.Minute, "two scheduler runs", func() (bool, string) {
+		v, _ := metricstest.Scrape(t, metricsURL).Value("masthead_scheduler_runs_total", nil)
+		return v >= 2, fmt.Sprintf("%v runs", v)
+	})
 	// --log-format json: every line is JSON, and the start-up line shows the settings without
 	// their secrets.
 	logs.WaitLines(t, time.Minute, 1, `"msg":"request"`, `"route":"/healthz"`)

@@ -34,6 +34,7 @@ import (
 	"masthead/internal/auth"
 	"masthead/internal/pg"
 	"masthead/internal/pg/pgtest"
+	"masthead/internal/testwait"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -412,26 +413,18 @@ func (in *instance) logLines(subs ...string) []string {
 	return out
 }
 
-// waitFor calls cond until it reports true, fails t when it returns an error or when timeout
-// has passed. It polls: what it waits on (another process, HAProxy's view) cannot call back.
+// waitFor calls cond until it reports true, fails t when it returns an error (what the
+// cluster did cannot be waited away) or when timeout has passed. It polls: what it waits on
+// (another process, HAProxy's view) cannot call back.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	testwait.Until(t, timeout, what, func() (bool, string) {
 		ok, err := cond()
 		if err != nil {
 			t.Fatalf("waiting for %s: %v", what, err)
 		}
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within %s", what, timeout)
-		}
-		<-tick.C
-	}
+		return ok, ""
+	})
 }
 
 type haproxyServer struct{ Name, Addr string }

@@ -3,6 +3,7 @@ package pg_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"masthead/internal/pg"
 	"masthead/internal/pg/pgtest"
+	"masthead/internal/testwait"
 )
 
 // TestAcquirer pins what REST's pool acquisition promises (pg.Acquirer): an idle connection is
@@ -52,7 +54,7 @@ func TestAcquirer(t *testing.T) {
 		took := make([]time.Duration, 3)
 		for i := range 3 {
 			if i > 0 {
-				waitFor(t, func() bool { return a.Waiting() == i })
+				waitListed(t, a, i)
 			}
 			wg.Add(1)
 			go func() {
@@ -95,7 +97,7 @@ func TestAcquirer(t *testing.T) {
 			}
 			done <- err
 		}()
-		waitFor(t, func() bool { return a.Waiting() == 1 })
+		waitListed(t, a, 1)
 		releaseAll(held)
 		if err := <-done; err != nil {
 			t.Errorf("waiter: %v", err)
@@ -112,7 +114,7 @@ func TestAcquirer(t *testing.T) {
 			_, err := a.Acquire(cctx, pool)
 			done <- err
 		}()
-		waitFor(t, func() bool { return a.Waiting() == 1 })
+		waitListed(t, a, 1)
 		cancel()
 		if err := <-done; !errors.Is(err, context.Canceled) || errors.Is(err, pg.ErrAcquireTimeout) {
 			t.Errorf("err %v, want context.Canceled", err)
@@ -160,16 +162,11 @@ func releaseAll(held []*pgxpool.Conn) {
 	}
 }
 
-// waitFor polls cond until it holds, failing the test after ten seconds.
-func waitFor(t *testing.T, cond func() bool) {
+// waitListed waits until a has n acquires in progress.
+func waitListed(t *testing.T, a *pg.Acquirer, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		<-tick.C
-	}
+	testwait.Until(t, 10*time.Second, fmt.Sprintf("%d acquires in progress", n), func() (bool, string) {
+		got := a.Waiting()
+		return got == n, fmt.Sprintf("%d in progress", got)
+	})
 }

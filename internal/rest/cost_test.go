@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"masthead/internal/pg"
+	"masthead/internal/testwait"
 )
 
 // TestEmbeddedRowsCap: the rows embedded to-many resources add are counted across the whole
@@ -85,10 +87,10 @@ func TestResponseBytesCap(t *testing.T) {
 		start := time.Now()
 		refused(t, f.do(t, call{user: "leadA", path: "/slow_rows_each?select=*"}))
 		took := time.Since(start)
-		waitFor(t, "the refused read to end in PostgreSQL", func() bool {
+		testwait.Until(t, 10*time.Second, "the refused read to end in PostgreSQL", func() (bool, string) {
 			var running int
 			mustScan(t, own.QueryRow(context.Background(), `select count(*) from pg_stat_activity where query like '%slow_rows_each%' and pid <> pg_backend_pid()`), &running)
-			return running == 0
+			return running == 0, fmt.Sprintf("%d backends still run it", running)
 		})
 		t.Logf("a read of 20 ms rows refused at 1 KiB after %s", took.Round(time.Millisecond))
 		for range 3 {
@@ -123,10 +125,10 @@ func TestPoolShare(t *testing.T) {
 	var wg sync.WaitGroup
 	var held reply
 	wg.Go(func() { held = f.do(t, call{method: http.MethodPost, user: "leadA", path: "/rpc/hold", body: "{}"}) })
-	waitFor(t, "the first request to reach the lock", func() bool {
+	testwait.Until(t, 10*time.Second, "the first request to reach the lock", func() (bool, string) {
 		var waiting int
 		mustScan(t, own.QueryRow(ctx, `select count(*) from pg_locks where locktype = 'advisory' and not granted`), &waiting)
-		return waiting == 1
+		return waiting == 1, fmt.Sprintf("%d advisory locks wait", waiting)
 	})
 
 	r := f.do(t, call{user: "leadA", path: "/publications?select=title"})

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"masthead/internal/testwait"
 )
 
 // titles lists the "title" of each row, in order.
@@ -339,18 +341,6 @@ func TestReads(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds, for at most 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond) // the interval between looks at the condition
-	}
-}
-
 // TestListenReloadsOnStart: a change made before the listener subscribed (its NOTIFY went
 // unheard) is in the cache once the listener starts, because it reloads right after LISTEN.
 func TestListenReloadsOnStart(t *testing.T) {
@@ -366,8 +356,9 @@ func TestListenReloadsOnStart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go f.h.schema.Listen(ctx, f.h.log)
-	waitFor(t, "the reload after LISTEN", func() bool {
-		return f.do(t, call{user: "editorA", path: "/notes"}).status == http.StatusOK
+	testwait.Until(t, 10*time.Second, "the reload after LISTEN", func() (bool, string) {
+		r := f.do(t, call{user: "editorA", path: "/notes"})
+		return r.status == http.StatusOK, fmt.Sprintf("%d %s", r.status, r.body)
 	})
 }
 
@@ -384,19 +375,19 @@ func TestAmbiguousEmbedAndReload(t *testing.T) {
 	if r := f.do(t, call{user: "editorA", path: "/publications?select=title,links(*)"}); r.status != 400 {
 		t.Fatalf("before reload: %d %s", r.status, r.body)
 	}
-	waitFor(t, "the listener to subscribe", func() bool {
+	testwait.Until(t, 10*time.Second, "the listener to subscribe", func() (bool, string) {
 		var n int
 		mustScan(t, own.QueryRow(context.Background(),
 			`select count(*) from pg_stat_activity where datname = current_database() and query = 'listen masthead'`), &n)
-		return n == 1
+		return n == 1, fmt.Sprintf("%d backends listening", n)
 	})
 	mustExec(t, own, `create table public.links (id int primary key, a uuid references publications(id), b uuid references publications(id))`)
 	mustExec(t, own, `grant select on public.links to authenticated`)
 	mustExec(t, own, `notify masthead, 'reload schema'`)
 	var r reply
-	waitFor(t, "the notified reload", func() bool {
+	testwait.Until(t, 10*time.Second, "the notified reload", func() (bool, string) {
 		r = f.do(t, call{user: "editorA", path: "/publications?select=title,links(*)"})
-		return r.status != 400
+		return r.status != 400, fmt.Sprintf("%d %s", r.status, r.body)
 	})
 	if r.status != http.StatusMultipleChoices || r.errCode(t) != "PGRST201" {
 		t.Fatalf("ambiguous embed: %d %s", r.status, r.body)

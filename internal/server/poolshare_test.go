@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/png"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"masthead/internal/config"
 	"masthead/internal/server/servertest"
+	"masthead/internal/testwait"
 )
 
 // TestPoolShareSpansSurfaces: one caller's share of the pool (MASTHEAD_POOL_SHARE) counts their
@@ -78,13 +80,13 @@ func TestPoolShareSpansSurfaces(t *testing.T) {
 			var held *http.Response
 			var heldErr error
 			wg.Go(func() { held, _, heldErr = send(tc.hold, hdr) })
-			waitFor(t, "the held request to wait on the lock", func() bool {
+			testwait.Until(t, 10*time.Second, "the held request to wait on the lock", func() (bool, string) {
 				var waiting int
 				if err := own.QueryRow(bg, `select count(*) from pg_stat_activity
 					where datname = current_database() and backend_type = 'client backend' and wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
 					t.Fatal(err)
 				}
-				return waiting == 1
+				return waiting == 1, fmt.Sprintf("%d backends wait on a lock", waiting)
 			})
 
 			start := time.Now()
@@ -130,21 +132,4 @@ func send(url string, header map[string]string) (*http.Response, []byte, error) 
 	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)
 	return res, body, err
-}
-
-// waitFor polls cond until it holds, for at most 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(10 * time.Second)
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-deadline:
-			t.Fatalf("gave up waiting for %s", what)
-		case <-t.Context().Done():
-			t.Fatal(t.Context().Err())
-		}
-	}
 }

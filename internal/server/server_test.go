@@ -21,6 +21,7 @@ import (
 	"masthead/internal/pg/pgtest"
 	"masthead/internal/server"
 	"masthead/internal/server/servertest"
+	"masthead/internal/testwait"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -298,35 +299,24 @@ func TestGracefulShutdown(t *testing.T) {
 			strings.NewReader(`{"title":"Edited during shutdown"}`))
 		answered <- res.StatusCode
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.Until(t, 10*time.Second, "the PATCH to reach the row lock", func() (bool, string) {
 		var waiting int
 		if err := own.QueryRow(bg, `select count(*) from pg_stat_activity where datname = current_database()
 			and usename = 'authenticator' and wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
-		if waiting == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the PATCH never reached the row lock")
-		}
-		time.Sleep(10 * time.Millisecond) // polling the database for the condition
-	}
+		return waiting == 1, fmt.Sprintf("%d of the service's backends wait on a lock", waiting)
+	})
 	stop()
 	// Shutdown has begun: the listener closes while the request is still held.
-	deadline = time.Now().Add(10 * time.Second)
-	for {
+	testwait.Until(t, 10*time.Second, "the listener to close after the stop signal", func() (bool, string) {
 		c, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second)
 		if err != nil {
-			break
+			return true, ""
 		}
 		c.Close()
-		if time.Now().After(deadline) {
-			t.Fatal("still accepting connections after the stop signal")
-		}
-		time.Sleep(10 * time.Millisecond) // polling until the listener is closed
-	}
+		return false, "still accepting connections"
+	})
 	if err := lock.Rollback(bg); err != nil {
 		t.Fatal(err)
 	}
@@ -412,13 +402,7 @@ func TestSIGHUPReloadsSchema(t *testing.T) {
 	e := servertest.New(t, nil)
 	url := e.Loopback(t) + "/rest/v1/notes"
 	// The schema listener reloads once when it subscribes; the table must come after that.
-	deadline := time.Now().Add(10 * time.Second)
-	for len(e.Logs.Lines("schema cache listener subscribed")) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the schema listener never subscribed")
-		}
-		time.Sleep(5 * time.Millisecond) // polling the log for the condition
-	}
+	e.Logs.WaitLines(t, 10*time.Second, 1, "schema cache listener subscribed")
 	if _, err := e.DB.Owner(t).Exec(context.Background(),
 		`create table public.notes (id int primary key); grant select on public.notes to anon`); err != nil {
 		t.Fatal(err)
@@ -430,12 +414,7 @@ func TestSIGHUPReloadsSchema(t *testing.T) {
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	for len(e.Logs.Lines("server: schema cache reloaded")) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("SIGHUP never reloaded the schema cache")
-		}
-		time.Sleep(10 * time.Millisecond) // polling the log for the condition
-	}
+	e.Logs.WaitLines(t, 10*time.Second, 1, "server: schema cache reloaded")
 	if res, _ := get(t, http.MethodGet, url, hdr, nil); res.StatusCode != http.StatusOK {
 		t.Fatalf("after SIGHUP: %d, want 200", res.StatusCode)
 	}

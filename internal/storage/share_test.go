@@ -19,6 +19,7 @@ import (
 
 	"masthead/internal/auth"
 	"masthead/internal/pg"
+	"masthead/internal/testwait"
 )
 
 // reply is what came back for a request sent from a goroutine other than the test's.
@@ -80,36 +81,14 @@ func lockMedia(t *testing.T, ev *env) (release func()) {
 // waitLocked polls until n of the test database's client backends wait on a lock.
 func waitLocked(t *testing.T, own *pgx.Conn, n int) {
 	t.Helper()
-	waitUntil(t, func() (bool, string) {
+	testwait.Until(t, 10*time.Second, fmt.Sprintf("%d backends to wait on a lock", n), func() (bool, string) {
 		var waiting int
 		if err := own.QueryRow(context.Background(), `select count(*) from pg_stat_activity
 			where datname = current_database() and backend_type = 'client backend' and wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
-		return waiting == n, fmt.Sprintf("%d backends wait on a lock, want %d", waiting, n)
+		return waiting == n, fmt.Sprintf("%d backends wait on a lock", waiting)
 	})
-}
-
-// waitUntil looks at cond every 10 ms until it holds, and fails t with what cond last said
-// after 10 s or when t ends.
-func waitUntil(t *testing.T, cond func() (bool, string)) {
-	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(10 * time.Second)
-	for {
-		ok, last := cond()
-		if ok {
-			return
-		}
-		select {
-		case <-tick.C:
-		case <-deadline:
-			t.Fatalf("not within 10 s: %s", last)
-		case <-t.Context().Done():
-			t.Fatal(t.Context().Err())
-		}
-	}
 }
 
 // TestPoolShare: while public.media is locked, a user's downloads that hold their whole share of
@@ -243,12 +222,12 @@ func TestPoolShareOnlyWithConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The upload has tried its row write and is spooling the body once its spool file exists.
-	waitUntil(t, func() (bool, string) {
+	testwait.Until(t, 10*time.Second, "the upload to start spooling its body", func() (bool, string) {
 		left, err := os.ReadDir(ev.spool)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return len(left) > 0, "the upload never started spooling its body"
+		return len(left) > 0, ""
 	})
 	served("an upload's body arrives")
 	if _, err := w.Write(ev.png[16:]); err != nil {

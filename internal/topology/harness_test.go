@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -95,26 +94,6 @@ func signIn(t testing.TB, api *client.Client, email string) *client.Session {
 		t.Fatalf("sign in %s: %v", email, err)
 	}
 	return s
-}
-
-// waitFor polls cond until it holds or the deadline passes, then fails with what it last said.
-func waitFor(t testing.TB, limit time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		ok, last := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s; last: %s", what, limit, last)
-		}
-		select {
-		case <-time.After(25 * time.Millisecond):
-		case <-t.Context().Done():
-			t.Fatal(t.Context().Err())
-		}
-	}
 }
 
 func mustJSON(t testing.TB, s string, v any) {

@@ -16,6 +16,7 @@ import (
 	"masthead/internal/pg"
 	"masthead/internal/pg/pgtest"
 	"masthead/internal/pgrun"
+	"masthead/internal/testwait"
 )
 
 // TestThroughPgBouncer runs every surface through Debian's PgBouncer in pool_mode=transaction
@@ -174,7 +175,7 @@ func TestThroughPgBouncer(t *testing.T) {
 			grant select on public.pooler_probe to authenticated`); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 15*time.Second, "the new view served", func() (bool, string) {
+		testwait.Until(t, 15*time.Second, "the new view served", func() (bool, string) {
 			status, body := call(t, env, editor.AccessToken, http.MethodGet, "/rest/v1/pooler_probe?select=slug", "", nil)
 			return status == http.StatusOK && strings.Contains(body, "northwind"), fmt.Sprintf("%d %s", status, body)
 		})
@@ -191,7 +192,7 @@ func TestThroughPgBouncer(t *testing.T) {
 			fmt.Sprintf(`{"publication_id":%q,"scheduled_for":%q}`, id, due), nil); status != http.StatusOK {
 			t.Fatalf("schedule: %d %s", status, body)
 		}
-		waitFor(t, 20*time.Second, "the scheduler publishes it", func() (bool, string) {
+		testwait.Until(t, 20*time.Second, "the scheduler publishes it", func() (bool, string) {
 			var status string
 			if err := own.QueryRow(ctx, `select status from publications where id = $1`, id).Scan(&status); err != nil {
 				return false, err.Error()
@@ -229,7 +230,7 @@ func TestListenDirectBehindPgBouncer(t *testing.T) {
 	serveLoops(t, env)
 	editor := signIn(t, api, "editor@northwind.test")
 	// The listener is subscribed once its connection has said LISTEN.
-	waitFor(t, 15*time.Second, "the schema listener on a direct connection", func() (bool, string) {
+	testwait.Until(t, 15*time.Second, "the schema listener on a direct connection", func() (bool, string) {
 		var n int
 		err := own.QueryRow(ctx, `select count(*) from pg_stat_activity
 			where datname = current_database() and usename = $1 and query ilike 'listen %'`, pg.LoginRole).Scan(&n)
@@ -240,7 +241,7 @@ func TestListenDirectBehindPgBouncer(t *testing.T) {
 		notify masthead, 'reload schema'`); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 15*time.Second, "the new view served", func() (bool, string) {
+	testwait.Until(t, 15*time.Second, "the new view served", func() (bool, string) {
 		status, body := call(t, env, editor.AccessToken, http.MethodGet, "/rest/v1/listen_probe?select=slug", "", nil)
 		return status == http.StatusOK && strings.Contains(body, "northwind"), fmt.Sprintf("%d %s", status, body)
 	})

@@ -14,6 +14,7 @@ import (
 	"masthead/internal/pg/pgtest"
 	"masthead/internal/pgrun"
 	"masthead/internal/server/servertest"
+	"masthead/internal/testwait"
 )
 
 // TestReadReplica runs the service with a real streaming replica of its database: reads are
@@ -38,7 +39,7 @@ func TestReadReplica(t *testing.T) {
 		}
 		return body
 	}
-	waitFor(t, 20*time.Second, "reads served by the replica", func() (bool, string) {
+	testwait.Until(t, 20*time.Second, "reads served by the replica", func() (bool, string) {
 		got := servedBy(http.MethodGet, nil)
 		return got == "replica", got
 	})
@@ -84,7 +85,7 @@ func TestReadReplica(t *testing.T) {
 		t.Fatalf("read-your-writes from the primary: %d %s", status, body)
 	}
 	// Everyone else sees it too once the replica is past the allowed lag and passed over.
-	waitFor(t, 20*time.Second, "the lagging replica passed over", func() (bool, string) {
+	testwait.Until(t, 20*time.Second, "the lagging replica passed over", func() (bool, string) {
 		status, body := call(t, env, editor.AccessToken, http.MethodGet, path, "", nil)
 		return status == http.StatusOK && strings.Contains(body, "Written while") && servedBy(http.MethodGet, nil) == "primary",
 			fmt.Sprintf("%d %s, lags %v", status, body, env.Server.ReplicaLags())
@@ -93,7 +94,7 @@ func TestReadReplica(t *testing.T) {
 	if _, err := rep.Exec(ctx, `select pg_wal_replay_resume()`); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "the replica serving again", func() (bool, string) {
+	testwait.Until(t, 20*time.Second, "the replica serving again", func() (bool, string) {
 		got := servedBy(http.MethodGet, nil)
 		return got == "replica", got
 	})
@@ -169,7 +170,7 @@ func TestReplicaSessions(t *testing.T) {
 	}
 	servingAs := func(env *servertest.Env, token string) {
 		t.Helper()
-		waitFor(t, 20*time.Second, "reads served by the replica", func() (bool, string) {
+		testwait.Until(t, 20*time.Second, "reads served by the replica", func() (bool, string) {
 			status, by := servedAs(t, env, token, http.MethodGet, nil)
 			return status == http.StatusOK && by == "replica", fmt.Sprint(status, " ", by)
 		})
@@ -202,7 +203,7 @@ func TestReplicaSessions(t *testing.T) {
 		t.Fatalf("a signed-out session on a replica that has not replayed it: %d %s", status, by)
 	}
 	replay(true)
-	waitFor(t, 20*time.Second, "the replayed sign-out refused", func() (bool, string) {
+	testwait.Until(t, 20*time.Second, "the replayed sign-out refused", func() (bool, string) {
 		status, body := servedAs(t, env, known.AccessToken, http.MethodGet, nil)
 		return status == http.StatusUnauthorized, fmt.Sprint(status, " ", body)
 	})
@@ -219,7 +220,7 @@ func TestReplicaSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := time.Now()
-	waitFor(t, 20*time.Second, "the sign-out refused", func() (bool, string) {
+	testwait.Until(t, 20*time.Second, "the sign-out refused", func() (bool, string) {
 		status, body := servedAs(t, env, known.AccessToken, http.MethodGet, nil)
 		return status == http.StatusUnauthorized, fmt.Sprint(status, " ", body)
 	})
