@@ -19,8 +19,10 @@ NPM_DIRS  := $(patsubst %/package.json,%,$(wildcard internal/*/jstest/package.js
 run: build deps-pg
 	./$(BIN) dev $(if $(ADDR),--addr '$(ADDR)') $(if $(DATA),--data '$(DATA)')
 
+# -buildvcs=auto records the checkout's commit for `masthead version` even where the machine's
+# go env turns stamping off (GOFLAGS=-buildvcs=false), and builds without it outside a checkout.
 build:
-	$(GO) build -o $(BIN) ./cmd/masthead
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/masthead
 
 # deps-pg makes sure PostgreSQL's server binaries exist (initdb, postgres).
 deps-pg:
