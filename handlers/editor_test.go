@@ -311,3 +311,40 @@ func TestPromoCards(t *testing.T) {
 		t.Errorf("the forged promo was stored (%d, %v)", forged, err)
 	}
 }
+
+// TestEditorShowsRoundNotes: an editor revising a piece sent back sees, beside the editor, each
+// note reviewers wrote in the current round: who, their verdict as a badge, when (a time a
+// browser can read) and the note, rendered; and nothing of the template's source.
+func TestEditorShowsRoundNotes(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	var id string
+	var notes int
+	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `
+		select p.id, count(*) from publications p
+		  join profiles a on a.id = p.author_id
+		  join reviews r on r.publication_id = p.id
+		 where a.email = 'editor@northwind.test' and p.status = 'changes_requested' and btrim(r.notes) <> ''
+		   and r.round = (select max(v.round) from publication_revisions v where v.publication_id = p.id)
+		 group by p.id order by count(*) desc, p.id limit 1`).Scan(&id, &notes); err != nil {
+		t.Fatalf("the demo data has no piece sent back to the editor with notes: %v", err)
+	}
+	b := s.browser(t)
+	b.login("editor@northwind.test")
+	p := b.get("/p/northwind/publications/" + id + "/edit")
+	if p.status != http.StatusOK {
+		t.Fatalf("edit: %d", p.status)
+	}
+	items := p.doc.Find(`[data-testid="editor-notes"] li`)
+	if items.Length() != notes {
+		t.Fatalf("%d notes shown, want %d", items.Length(), notes)
+	}
+	for i := range notes {
+		li := items.Eq(i)
+		head := strings.Join(strings.Fields(li.Find("p").First().Text()), " ")
+		if li.Find("strong").Length() != 1 || li.Find(`[data-testid="status"].badge`).Length() != 1 ||
+			li.Find("time[datetime]").Length() != 1 || li.Find(".prose").Length() != 1 || strings.Contains(li.Text(), "@") {
+			t.Errorf("note %d reads %q", i, head)
+		}
+	}
+}

@@ -2,9 +2,14 @@ package handlers_test
 
 import (
 	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -37,5 +42,35 @@ func TestTemplOutputCommitted(t *testing.T) {
 		if !bytes.Equal(committed, want) {
 			t.Errorf("%s: the committed _templ.go is not what templ generates from it; run make generate", src)
 		}
+	}
+}
+
+// TestTemplCallsRendered: no component call in a template is written out as text. templ reads
+// "@pkg.Component(…)" as a call only where a node starts; after text on the same line it is
+// text, and the page shows the source (the inbox once read "since @partials.Ago(e.Since)").
+// Every literal the generated Go writes is searched for such a call.
+func TestTemplCallsRendered(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob(filepath.Join("..", "views", "*", "*_templ.go"))
+	if err != nil || len(files) < 10 {
+		t.Fatalf("generated templates found: %v %v", files, err)
+	}
+	call := regexp.MustCompile(`@[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\(`)
+	fset := token.NewFileSet()
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			if text, err := strconv.Unquote(lit.Value); err == nil && call.MatchString(text) {
+				t.Errorf("%s: a component call written as text: %q", fset.Position(lit.Pos()), text)
+			}
+			return true
+		})
 	}
 }

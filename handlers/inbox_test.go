@@ -61,6 +61,18 @@ func TestInbox(t *testing.T) {
 			if got := p.count(`[data-testid="inbox-entry"]`); got != total {
 				t.Errorf("%d entries in all, want %d", got, total)
 			}
+			// Each entry says since when, as a time a browser can read, and no template
+			// source leaks into the text (it once read "since @partials.Ago(e.Since)").
+			if got := p.count(`[data-testid="inbox-entry"] time[datetime]`); got != total {
+				t.Errorf("%d entries say since when, want %d", got, total)
+			}
+			p.doc.Find(`[data-testid="inbox-entry"]`).Each(func(_ int, e *goquery.Selection) {
+				txt := strings.Join(strings.Fields(e.Text()), " ")
+				status := e.Find(`[data-testid="status"]`).Text()
+				if strings.Contains(txt, "@") || !strings.Contains(txt, status+" Northwind Daily · since ") {
+					t.Errorf("entry reads %q", txt)
+				}
+			})
 			if total == 0 && p.count(`[data-testid="inbox-empty"]`) != 1 {
 				t.Error("an empty inbox does not say so")
 			}
