@@ -4,9 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/PuerkitoBio/goquery"
 )
 
 // TestWriteADraft: an editor opens "New publication" from the queue, previews the body without
@@ -243,6 +246,18 @@ func TestPromoCards(t *testing.T) {
 	var defaults []string
 	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select default_channels from projects where slug = 'northwind'`).Scan(&defaults); err != nil || len(defaults) == 0 {
 		t.Fatalf("northwind's default channels: %v %v", defaults, err)
+	}
+	// The new piece's page names each default channel still without a promo as the network
+	// calls itself ("X", not its slug x), in the project's order.
+	var names []string
+	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select array_agg(c.name order by u.n)
+		from unnest($1::text[]) with ordinality u(slug, n) join channels c on c.slug = u.slug`, defaults).Scan(&names); err != nil {
+		t.Fatal(err)
+	}
+	var shown []string
+	b.get(base).doc.Find(`[data-testid="promo-missing"] h3`).Each(func(_ int, h *goquery.Selection) { shown = append(shown, h.Text()) })
+	if !slices.Equal(shown, names) {
+		t.Errorf("channels without a promo shown as %q, want %q", shown, names)
 	}
 	e := b.get(base + "/edit")
 	for _, ch := range defaults {

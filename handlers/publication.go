@@ -113,10 +113,26 @@ func (a *App) detail(c echo.Context, pc *projectContext, p *client.Publication, 
 	}
 	for _, ch := range pc.project.DefaultChannels {
 		if !have[ch] {
-			m.MissingPromos = append(m.MissingPromos, ch)
+			m.MissingPromos = append(m.MissingPromos, a.channelName(c, ch))
 		}
 	}
 	return m
+}
+
+// channelName is the network's name for slug ("X" for x), as a written promo's card and the
+// checklist show it; the slug itself when the list of channels cannot be read, which the page
+// can do without.
+func (a *App) channelName(c echo.Context, slug string) string {
+	all, err := a.channels(c)
+	if err != nil {
+		a.log.WarnContext(ctx(c), "handlers: channels unavailable", "route", c.Path(), "err", err)
+	}
+	for _, ch := range all {
+		if ch.Slug == slug && ch.Name != "" {
+			return ch.Name
+		}
+	}
+	return slug
 }
 
 // mediaItem describes the n-th image (counted from 1 in position order).
