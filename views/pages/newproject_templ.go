@@ -127,7 +127,7 @@ func NewProject(m NewProjectModel) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "\" aria-describedby=\"np-tz-hint\"><p id=\"np-tz-hint\" class=\"small muted\">An IANA name such as Europe/Berlin or UTC.</p></div><fieldset><legend>Default channels (every publication needs a promo for each)</legend> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "\" aria-describedby=\"np-tz-hint\"><p id=\"np-tz-hint\" class=\"small muted\">An IANA name such as Europe/Berlin or UTC.</p></div><fieldset class=\"choices\"><legend>Default channels (every publication needs a promo for each)</legend> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

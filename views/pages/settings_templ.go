@@ -631,7 +631,7 @@ func Settings(m SettingsModel) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 55, "\" aria-describedby=\"project-tz-hint\"><p id=\"project-tz-hint\" class=\"small muted\">An IANA name such as Europe/Berlin or UTC.</p></div><fieldset><legend>Default channels (every publication needs a promo for each)</legend> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 55, "\" aria-describedby=\"project-tz-hint\"><p id=\"project-tz-hint\" class=\"small muted\">An IANA name such as Europe/Berlin or UTC.</p></div><fieldset class=\"choices\"><legend>Default channels (every publication needs a promo for each)</legend> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
