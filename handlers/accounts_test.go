@@ -58,6 +58,18 @@ func TestSettingsInviteAndManage(t *testing.T) {
 	if n := p.count(`[data-testid="member"]`); n != 5 {
 		t.Errorf("%d members listed, want 5 (four demo people and multi@)", n)
 	}
+	// Longest-standing first; the demo's members, who joined in one transaction, by name.
+	var want []string
+	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select array_agg(pr.email order by m.created_at, pr.display_name, m.user_id)
+		from project_members m join projects j on j.id = m.project_id join profiles pr on pr.id = m.user_id
+		where j.slug = 'northwind'`).Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	p.doc.Find(`[data-testid="member"]`).Each(func(_ int, tr *goquery.Selection) { listed = append(listed, tr.AttrOr("data-email", "")) })
+	if !slices.Equal(listed, want) {
+		t.Errorf("members listed as %q, want %q", listed, want)
+	}
 
 	p = owner.post("/p/northwind/settings/invitations", url.Values{"email": {"newcomer@northwind.test"}, "role": {"reviewer"}})
 	if p.status != http.StatusSeeOther || p.location() != "/p/northwind/settings" {

@@ -133,12 +133,13 @@ type PendingInvitation struct {
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
-// Members lists a project's members, longest-standing first.
+// Members lists a project's members, longest-standing first, those who joined together (a
+// project's first members, a seed) by name, so the list reads the same on every visit.
 func (c *Client) Members(ctx context.Context, accessToken, projectID string) ([]MemberRow, error) {
 	var out []MemberRow
 	_, err := c.Get(ctx, accessToken, From("project_members").
 		Select("user_id,role,created_at,profile:profiles(email,display_name)").
-		Eq("project_id", projectID).Order("created_at.asc"), &out)
+		Eq("project_id", projectID).Order("created_at.asc,profile(display_name).asc,user_id.asc"), &out)
 	return out, err
 }
 
