@@ -79,7 +79,10 @@ func TestMediaInTheEditor(t *testing.T) {
 		}
 		return out
 	}
-	b.get(base + "/edit")
+	// The file field says what it takes, and (with JS) that a file may be dropped instead.
+	if got := strings.Join(strings.Fields(b.get(base+"/edit").text(`label[for="file"]`)), " "); got != "Image (PNG, JPEG, GIF or WebP, up to 50.0 MB) — or drop it here" {
+		t.Errorf("the file field reads %q", got)
+	}
 	for _, alt := range []string{"A red boat", "A blue boat"} {
 		if p := b.upload(base+"/media", alt, "boat.png", "image/png", pngOf(t, 40, 30)); p.status != http.StatusSeeOther {
 			t.Fatalf("upload %q: %d %s", alt, p.status, p.text(`[data-testid="media-notice"]`))

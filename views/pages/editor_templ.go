@@ -2076,20 +2076,33 @@ func mediaEditor(m *MediaEditor) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 168, ")<span class=\"js-only\">— or drop it here</span></label> <input id=\"file\" name=\"file\" type=\"file\" required accept=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 168, ")<span class=\"js-only\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var117 string
-		templ_7745c5c3_Var117, templ_7745c5c3_Err = templ.JoinStringErrs(strings.Join(m.Types, ","))
+		templ_7745c5c3_Var117, templ_7745c5c3_Err = templ.JoinStringErrs(" — or drop it here")
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/pages/editor.templ`, Line: 386, Col: 89}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/pages/editor.templ`, Line: 385, Col: 120}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var117))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 169, "\"></div><progress class=\"upload-progress\" max=\"100\" value=\"0\" hidden data-testid=\"upload-progress\"></progress><p class=\"field-error\" role=\"alert\" data-upload-error hidden></p><div class=\"action-buttons\"><button type=\"submit\" class=\"btn btn-primary\" data-testid=\"upload-button\">Upload image</button></div></form></section>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 169, "</span></label> <input id=\"file\" name=\"file\" type=\"file\" required accept=\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var118 string
+		templ_7745c5c3_Var118, templ_7745c5c3_Err = templ.JoinStringErrs(strings.Join(m.Types, ","))
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/pages/editor.templ`, Line: 386, Col: 89}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var118))
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 170, "\"></div><progress class=\"upload-progress\" max=\"100\" value=\"0\" hidden data-testid=\"upload-progress\"></progress><p class=\"field-error\" role=\"alert\" data-upload-error hidden></p><div class=\"action-buttons\"><button type=\"submit\" class=\"btn btn-primary\" data-testid=\"upload-button\">Upload image</button></div></form></section>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
