@@ -110,6 +110,7 @@ func (w *world) write(t *testing.T, js bool) {
 	} else {
 		ed.until("filters open without script", `document.querySelector('[data-testid="filters-box"]').open === true`)
 	}
+	ed.until("the queue without sideways scroll", `document.documentElement.scrollWidth <= window.innerWidth`)
 	ed.shot("write-07-phone-queue")
 	ed.do("desktop viewport", chromedp.EmulateReset())
 }

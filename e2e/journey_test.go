@@ -401,6 +401,9 @@ func (w *world) journey(t *testing.T, js bool, target [2]string) {
 		)
 		lead.shot("09-phone-queue")
 		lead.axe("queue on a phone")
+		if wide, err := chromedp.Run(lead.ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`)); err != nil || wide {
+			t.Errorf("the queue scrolls sideways on a phone (%v)", err)
+		}
 		lead.do("phone detail", chromedp.Navigate(detail), chromedp.WaitVisible(chromedp.CSS(`[data-testid="pub-title"]`)))
 		lead.shot("10-phone-detail")
 		if wide, err := chromedp.Run(lead.ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`)); err != nil || wide {
