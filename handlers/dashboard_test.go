@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -242,6 +243,21 @@ func TestDashboard(t *testing.T) {
 			found := b.get("/p/northwind/queue?q=" + url.QueryEscape(word))
 			if !strings.Contains(found.text(`[data-testid="queue"]`), word) {
 				t.Errorf("search %q found nothing", word)
+			}
+			// The search reads the article too, as its label says: the demo's bodies end with
+			// the piece's own URL, whose slug (words joined by dashes) no title or summary holds.
+			if got := found.text(`label[for="q"]`); got != "Search titles, summaries and articles" {
+				t.Errorf("the search box's label: %q", got)
+			}
+			var slug, body string
+			if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select slug, body from publications where id = $1`, reviewing[1].id).Scan(&slug, &body); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(body, slug) || strings.Contains(reviewing[1].title, slug) {
+				t.Fatalf("the demo body of %q does not hold its slug %q alone", reviewing[1].title, slug)
+			}
+			if inBody := b.get("/p/northwind/queue?q=" + url.QueryEscape(slug)); !strings.Contains(inBody.text(`[data-testid="queue"]`), reviewing[1].title) {
+				t.Errorf("search %q (in the article only) did not find %q", slug, reviewing[1].title)
 			}
 			none := b.get("/p/northwind/queue?q=" + url.QueryEscape(`zz%_(,)"\`))
 			if none.status != http.StatusOK || none.count(`[data-testid="queue-empty"]`) != 1 {
