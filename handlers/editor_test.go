@@ -255,7 +255,12 @@ func TestPromoCards(t *testing.T) {
 		t.Fatal(err)
 	}
 	var shown []string
-	b.get(base).doc.Find(`[data-testid="promo-missing"] h3`).Each(func(_ int, h *goquery.Selection) { shown = append(shown, h.Text()) })
+	fresh := b.get(base)
+	fresh.doc.Find(`[data-testid="promo-missing"] h3`).Each(func(_ int, h *goquery.Selection) { shown = append(shown, h.Text()) })
+	// A draft that never moved says so where its history will be.
+	if fresh.count(`[data-testid="event"]`) != 0 || fresh.text(`[data-testid="history-empty"]`) == "" {
+		t.Errorf("a new draft's history: %d events, %q", fresh.count(`[data-testid="event"]`), fresh.text(`[data-testid="history"]`))
+	}
 	if !slices.Equal(shown, names) {
 		t.Errorf("channels without a promo shown as %q, want %q", shown, names)
 	}
