@@ -264,6 +264,19 @@ func TestPromoCards(t *testing.T) {
 	if !slices.Equal(shown, names) {
 		t.Errorf("channels without a promo shown as %q, want %q", shown, names)
 	}
+	// Written promos come first, in that order too, whatever order they were written in; then
+	// the channels still without one.
+	ordered := b.post("/p/northwind/publications/new", url.Values{"title": {"Promo order"}, "summary": {"s"}, "body": {"b"}}).location()
+	for _, ch := range []string{"threads", "x", "linkedin"} {
+		if p := b.post(ordered+"/promos/"+ch, url.Values{"body": {"Out of order " + ch}}); p.status != http.StatusSeeOther {
+			t.Fatalf("save %s: %d", ch, p.status)
+		}
+	}
+	var cards []string
+	b.get(ordered).doc.Find(`[data-testid="promos"] li h3`).Each(func(_ int, h *goquery.Selection) { cards = append(cards, h.Text()) })
+	if want := []string{"X", "LinkedIn", "Threads", "Bluesky", "Mastodon"}; !slices.Equal(cards, want) || !slices.Equal(names, []string{"X", "Bluesky", "Mastodon", "LinkedIn", "Threads"}) {
+		t.Errorf("promo cards in the order %q, want %q (default channels %q)", cards, want, names)
+	}
 	e := b.get(base + "/edit")
 	for _, ch := range defaults {
 		if e.count(`[data-testid="promo-card-`+ch+`"]`) != 1 {

@@ -1,10 +1,12 @@
 package handlers
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -107,7 +109,7 @@ func (a *App) detail(c echo.Context, pc *projectContext, p *client.Publication, 
 		m.Media = append(m.Media, it)
 	}
 	have := map[string]bool{}
-	for _, pr := range p.Promos {
+	for _, pr := range inChannelOrder(p.Promos, pc.project.DefaultChannels) {
 		have[pr.Channel] = true
 		m.Promos = append(m.Promos, promoItem(pr))
 	}
@@ -117,6 +119,22 @@ func (a *App) detail(c echo.Context, pc *projectContext, p *client.Publication, 
 		}
 	}
 	return m
+}
+
+// inChannelOrder is promos in the order of the project's default channels, as the checklist
+// and the editor list them, and then the other channels' by slug.
+func inChannelOrder(promos []client.Promo, defaults []string) []client.Promo {
+	rank := func(ch string) int {
+		if i := slices.Index(defaults, ch); i >= 0 {
+			return i
+		}
+		return len(defaults)
+	}
+	out := slices.Clone(promos)
+	slices.SortFunc(out, func(a, b client.Promo) int {
+		return cmp.Or(rank(a.Channel)-rank(b.Channel), strings.Compare(a.Channel, b.Channel))
+	})
+	return out
 }
 
 // channelName is the network's name for slug ("X" for x), as a written promo's card and the
