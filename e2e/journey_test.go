@@ -368,6 +368,12 @@ func (w *world) journey(t *testing.T, js bool, target [2]string) {
 		chromedp.Click(chromedp.CSS(`[data-testid="verdict-approve"]`)),
 		status("approved"),
 	)
+	if js {
+		// The swap is done only once it has settled and moved focus to the panel's heading,
+		// which may scroll the page: a click aimed before then can land beside its button (one
+		// run in a few, on a loaded machine, never reached the server).
+		lead.do("focus after the swap", chromedp.Poll[chromedp.Void](`document.activeElement && document.activeElement.id === "status-title"`))
+	}
 	lead.do("schedule",
 		chromedp.WaitVisible(chromedp.CSS(`#when-schedule`)),
 		chromedp.Click(chromedp.CSS(`[data-testid="action-schedule"] button:not([formaction])`)),
