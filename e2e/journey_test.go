@@ -16,6 +16,7 @@ import (
 	"masthead/internal/pg/pgtest"
 	"masthead/internal/seed"
 	"masthead/internal/server/servertest"
+	"masthead/internal/testwait"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -110,17 +111,13 @@ func (p *person) navigate(what string, steps ...chromedp.Action[chromedp.Void]) 
 // navigation is simply asked again), for at most 30 s.
 func (p *person) until(what, expr string) {
 	p.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.Until(p.t, 30*time.Second, fmt.Sprintf("%s (%s): %s", what, p.name, expr), func() (bool, string) {
 		ok, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](expr))
-		if err == nil && ok {
-			return
+		if err != nil {
+			return false, err.Error()
 		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("%s (%s): never true: %s (last error %v)", what, p.name, expr, err)
-		}
-		time.Sleep(50 * time.Millisecond) // polling a condition in the page
-	}
+		return ok, ""
+	})
 }
 
 func (p *person) do(what string, steps ...chromedp.Action[chromedp.Void]) {

@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"masthead/internal/pg/pgtest"
 	"masthead/internal/pgrun"
 	"masthead/internal/scheduler"
+	"masthead/internal/testwait"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -225,16 +227,10 @@ func TestLoopSurvivesRestart(t *testing.T) {
 	}()
 	waitPublished := func(tag string, n int) {
 		t.Helper()
-		deadline := time.Now().Add(interval*2 + 10*time.Second)
-		for {
-			if items, _ := tm.published(t, tag); items == n {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not published by the loop", tag)
-			}
-			time.Sleep(20 * time.Millisecond) // polling the database for a condition, not synchronising on time
-		}
+		testwait.Until(t, interval*2+10*time.Second, tag+": published by the loop", func() (bool, string) {
+			items, _ := tm.published(t, tag)
+			return items == n, fmt.Sprintf("%d of %d published", items, n)
+		})
 	}
 	tm.scheduled(t, 5, "before")
 	waitPublished("before", 5)
@@ -243,13 +239,9 @@ func TestLoopSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The loop meets the outage, says so, and carries on.
-	deadline := time.Now().Add(10 * time.Second)
-	for failed.count() < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("the loop never met the outage")
-		}
-		time.Sleep(20 * time.Millisecond) // polling the log for a condition
-	}
+	testwait.Until(t, 10*time.Second, "the loop meets the outage", func() (bool, string) {
+		return failed.count() >= 2, fmt.Sprintf("%d failures logged", failed.count())
+	})
 	if cluster, err = pgrun.Start(ctx, pgdir, pgrun.Options{Ephemeral: true}); err != nil {
 		t.Fatal(err)
 	}
