@@ -61,3 +61,25 @@ func TestReadinessChecksIsReadiness(t *testing.T) {
 		t.Errorf("readiness_checks = %+v, want %+v among them", column, want)
 	}
 }
+
+// TestQueueReadinessRPCsGone: the queue's old way of judging its rows (readiness_summary,
+// visit_with_readiness) is no longer offered; readiness() and readiness_checks are.
+func TestQueueReadinessRPCsGone(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for sig, want := range map[string]bool{
+		"public.readiness_summary(uuid[])":             false,
+		"public.visit_with_readiness(text, uuid[])":    false,
+		"public.readiness(uuid)":                       true,
+		"public.readiness_checks(public.publications)": true,
+		"public.visit(text)":                           true,
+	} {
+		var exists bool
+		if err := f.db.Owner(t).QueryRow(context.Background(), `select to_regprocedure($1) is not null`, sig).Scan(&exists); err != nil {
+			t.Fatal(err)
+		}
+		if exists != want {
+			t.Errorf("%s exists: %v, want %v", sig, exists, want)
+		}
+	}
+}
