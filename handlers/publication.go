@@ -113,10 +113,15 @@ func (a *App) detail(c echo.Context, pc *projectContext, p *client.Publication, 
 		have[pr.Channel] = true
 		m.Promos = append(m.Promos, promoItem(pr))
 	}
+	var names map[string]string // read once, and only when a default channel has no promo
 	for _, ch := range pc.project.DefaultChannels {
-		if !have[ch] {
-			m.MissingPromos = append(m.MissingPromos, a.channelName(c, ch))
+		if have[ch] {
+			continue
 		}
+		if names == nil {
+			names = a.channelNames(c)
+		}
+		m.MissingPromos = append(m.MissingPromos, cmp.Or(names[ch], ch))
 	}
 	return m
 }
@@ -137,20 +142,19 @@ func inChannelOrder(promos []client.Promo, defaults []string) []client.Promo {
 	return out
 }
 
-// channelName is the network's name for slug ("X" for x), as a written promo's card and the
-// checklist show it; the slug itself when the list of channels cannot be read, which the page
-// can do without.
-func (a *App) channelName(c echo.Context, slug string) string {
+// channelNames maps each channel's slug to the network's name ("X" for x), as a written
+// promo's card and the checklist show it; empty when the list of channels cannot be read, which
+// the page can do without (it shows slugs then).
+func (a *App) channelNames(c echo.Context) map[string]string {
 	all, err := a.channels(c)
 	if err != nil {
 		a.log.WarnContext(ctx(c), "handlers: channels unavailable", "route", c.Path(), "err", err)
 	}
+	names := make(map[string]string, len(all))
 	for _, ch := range all {
-		if ch.Slug == slug && ch.Name != "" {
-			return ch.Name
-		}
+		names[ch.Slug] = ch.Name
 	}
-	return slug
+	return names
 }
 
 // mediaItem describes the n-th image (counted from 1 in position order).
