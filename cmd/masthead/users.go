@@ -118,15 +118,8 @@ func usersList(ctx context.Context, args []string, stdout io.Writer) error {
 // person. The returned func reads it once the flags are parsed, in the bounds the service's
 // configuration allows.
 func passwordMinLengthFlag(fs *flag.FlagSet) func() (int, error) {
-	v := fs.String("password-min-length", envOr("MASTHEAD_PASSWORD_MIN_LENGTH", strconv.Itoa(seed.DefaultPasswordMinLength)),
-		"the shortest password accepted, 6 to 72 (env MASTHEAD_PASSWORD_MIN_LENGTH)")
-	return func() (int, error) {
-		n, err := strconv.Atoi(*v)
-		if err != nil || n < 6 || n > 72 {
-			return 0, fmt.Errorf("--password-min-length (MASTHEAD_PASSWORD_MIN_LENGTH) must be a number from 6 to 72, not %q", *v)
-		}
-		return n, nil
-	}
+	return boundedIntFlag(fs, "password-min-length", "MASTHEAD_PASSWORD_MIN_LENGTH", seed.DefaultPasswordMinLength, 6, 72,
+		"the shortest password accepted")
 }
 
 // bcryptCostFlag adds --bcrypt-cost, whose default is the service's MASTHEAD_BCRYPT_COST, so a
@@ -135,12 +128,19 @@ func passwordMinLengthFlag(fs *flag.FlagSet) func() (int, error) {
 // that cost. The returned func reads it once the flags are parsed, in the bounds the service's
 // configuration allows (bcrypt's own).
 func bcryptCostFlag(fs *flag.FlagSet) func() (int, error) {
-	v := fs.String("bcrypt-cost", envOr("MASTHEAD_BCRYPT_COST", strconv.Itoa(config.Default().BcryptCost)),
-		"bcrypt cost of the password hashes made, 4 to 31 (env MASTHEAD_BCRYPT_COST)")
+	return boundedIntFlag(fs, "bcrypt-cost", "MASTHEAD_BCRYPT_COST", config.Default().BcryptCost, bcrypt.MinCost, bcrypt.MaxCost,
+		"bcrypt cost of the password hashes made")
+}
+
+// boundedIntFlag adds --name, defaulting to the environment variable env or else def, and
+// returns the func that reads it once the flags are parsed: a number from lo to hi, or an error
+// naming the flag, the variable and the bounds.
+func boundedIntFlag(fs *flag.FlagSet, name, env string, def, lo, hi int, usage string) func() (int, error) {
+	v := fs.String(name, envOr(env, strconv.Itoa(def)), fmt.Sprintf("%s, %d to %d (env %s)", usage, lo, hi, env))
 	return func() (int, error) {
 		n, err := strconv.Atoi(*v)
-		if err != nil || n < bcrypt.MinCost || n > bcrypt.MaxCost {
-			return 0, fmt.Errorf("--bcrypt-cost (MASTHEAD_BCRYPT_COST) must be a number from %d to %d, not %q", bcrypt.MinCost, bcrypt.MaxCost, *v)
+		if err != nil || n < lo || n > hi {
+			return 0, fmt.Errorf("--%s (%s) must be a number from %d to %d, not %q", name, env, lo, hi, *v)
 		}
 		return n, nil
 	}
