@@ -73,6 +73,18 @@ func keyTooLong(what, key string) *apiError {
 		fmt.Sprintf("%s is %d bytes long: an object's key may be at most %d bytes (S3's limit)", what, len(key), maxKeyLen)}
 }
 
+// keyRefusal is nil for a key validKey accepts, else the 400 for the key the request names as
+// what: its length and the limit when it is too long, else that it is no valid object path.
+func keyRefusal(what, key string) *apiError {
+	switch {
+	case validKey(key):
+		return nil
+	case len(key) > maxKeyLen:
+		return keyTooLong(what, key)
+	}
+	return &apiError{http.StatusBadRequest, "InvalidKey", what + " is not a valid object path"}
+}
+
 // invalid is a 400 for a request that cannot be carried out as written, saying why.
 func invalid(msg string) *apiError {
 	return &apiError{http.StatusBadRequest, "InvalidRequest", msg}

@@ -99,6 +99,8 @@ func TestLongKeys(t *testing.T) {
 			{"signed upload URL", "POST", "/storage/v1/object/upload/sign/media/" + k1025, nil, "the key " + tooLong},
 			{"move", "POST", "/storage/v1/object/move", map[string]string{"bucketId": "media", "sourceKey": moved, "destinationKey": k1025}, "destinationKey " + tooLong},
 			{"copy", "POST", "/storage/v1/object/copy", map[string]string{"bucketId": "media", "sourceKey": moved, "destinationKey": k1025}, "destinationKey " + tooLong},
+			{"move from", "POST", "/storage/v1/object/move", map[string]string{"bucketId": "media", "sourceKey": k1025, "destinationKey": moved}, "sourceKey " + tooLong},
+			{"remove", "DELETE", "/storage/v1/object/media", map[string][]string{"prefixes": {moved, k1025}}, "prefixes[1] " + tooLong},
 		} {
 			t.Run("1025 bytes: "+tc.name, func(t *testing.T) {
 				var resp *http.Response

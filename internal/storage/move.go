@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -34,13 +35,11 @@ func (h *Handler) relocation(c echo.Context) (src, dst string, aerr *apiError) {
 		return "", "", errNoBucket
 	case body.SourceKey == nil || body.DestinationKey == nil:
 		return "", "", invalid("sourceKey and destinationKey are required")
-	case !validKey(*body.SourceKey):
-		return "", "", &apiError{http.StatusBadRequest, "InvalidKey", "sourceKey is not a valid object path"}
-	case len(*body.DestinationKey) > maxKeyLen:
-		return "", "", keyTooLong("destinationKey", *body.DestinationKey)
-	case !validKey(*body.DestinationKey):
-		return "", "", &apiError{http.StatusBadRequest, "InvalidKey", "destinationKey is not a valid object path"}
-	case *body.SourceKey == *body.DestinationKey:
+	}
+	if aerr := cmp.Or(keyRefusal("sourceKey", *body.SourceKey), keyRefusal("destinationKey", *body.DestinationKey)); aerr != nil {
+		return "", "", aerr
+	}
+	if *body.SourceKey == *body.DestinationKey {
 		return "", "", errSameKey
 	}
 	return *body.SourceKey, *body.DestinationKey, nil

@@ -42,8 +42,8 @@ func (h *Handler) remove(c echo.Context) error {
 		return writeError(c, aerr)
 	}
 	for i, p := range *body.Prefixes {
-		if !validKey(p) {
-			return writeError(c, &apiError{http.StatusBadRequest, "InvalidKey", fmt.Sprintf("prefixes[%d] is not a valid object path", i)})
+		if aerr := keyRefusal(fmt.Sprintf("prefixes[%d]", i), p); aerr != nil {
+			return writeError(c, aerr)
 		}
 	}
 	caller, aerr := h.caller(c)
