@@ -66,6 +66,16 @@ func TestRoundsInTheBrowser(t *testing.T) {
 	rev.navigate("inbox", chromedp.Navigate(w.url+"/inbox"))
 	rev.do("the inbox", chromedp.WaitVisible(chromedp.CSS(`[data-testid="inbox-review"] a[href="/p/northwind/publications/`+id+`#changes"]`)))
 	rev.until("the banner's count", `Number(document.querySelector('[data-testid="inbox-count"]')?.textContent.match(/\d+/)?.[0]) > 0`)
+	// The link lays its words and the count out as flex items, which drops the space between
+	// them: the count once touched the words ("Waiting on me7").
+	gap, err := chromedp.Run(rev.ctx, chromedp.Evaluate[float64](`(() => {
+		const words = document.createRange();
+		words.selectNodeContents(document.querySelector('[data-testid="inbox-link"]').firstChild);
+		return document.getElementById('inbox-count').getBoundingClientRect().left - words.getBoundingClientRect().right;
+	})()`))
+	if err != nil || gap < 4 {
+		t.Errorf("the banner's count sits %.1f px from its words, want at least 4 (%v)", gap, err)
+	}
 	rev.shot("rounds-01-inbox")
 	rev.axe("inbox")
 

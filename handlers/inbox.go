@@ -80,7 +80,16 @@ func (a *App) inboxCount(c echo.Context) error {
 		a.log.WarnContext(ctx(c), "handlers: inbox count unavailable", "err", err)
 		return a.render(c, http.StatusOK, pages.InboxCount(""))
 	}
-	return a.render(c, http.StatusOK, pages.InboxCount(strconv.Itoa(client.InboxTotal(entries))))
+	return a.render(c, http.StatusOK, pages.InboxCount(countLabel(client.InboxTotal(entries))))
+}
+
+// countLabel is the banner's count of n: nothing at all when nothing waits, as a "0" pill beside
+// every page's link would only be noise.
+func countLabel(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
 }
 
 // inboxGroup is a group being filled, with how many wait for its reason in all.

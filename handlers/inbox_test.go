@@ -82,8 +82,15 @@ func TestInbox(t *testing.T) {
 				}
 			})
 			n := b.get("/inbox/count", htmx("inbox-count")...)
-			if got := n.text(`[data-testid="inbox-count"]`); got != strconv.Itoa(total)+" waiting" {
-				t.Errorf("banner count %q, want %d", got, total)
+			want := strconv.Itoa(total) + " waiting"
+			if total == 0 {
+				want = "" // no "0" pill: nothing waits, nothing shows
+			}
+			if got := n.text(`[data-testid="inbox-count"]`); got != want {
+				t.Errorf("banner count %q, want %q", got, want)
+			}
+			if total == 0 && n.count(`[data-testid="inbox-count"]:empty`) != 1 {
+				t.Error("the banner's count of nothing is not an empty span (the stylesheet draws a pill round any content)")
 			}
 			if q := b.get("/p/northwind/queue"); q.count(`[data-testid="inbox-link"] #inbox-count[hx-get="/inbox/count"]`) != 1 {
 				t.Error("the banner has no inbox link that loads its count")
