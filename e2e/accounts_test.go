@@ -52,6 +52,26 @@ func TestInviteInTheBrowser(t *testing.T) {
 	owner.until("the link is shown", `document.querySelector('[data-testid="invite-link"]') !== null`)
 	owner.axe("settings with an invitation link")
 	owner.shot("settings-invite")
+	// Settings' lists keep each row's button on the row, drawn as a button: the collections'
+	// Remove and the invitations' Revoke once sat on a line of their own as bare words. The
+	// members' headings start where their columns do.
+	layout, err := chromedp.Run(owner.ctx, chromedp.Evaluate[[]string](`(() => {
+		const wrong = [];
+		for (const li of document.querySelectorAll('[data-testid="collection"], [data-testid="invitation"]')) {
+			const words = document.createRange();
+			words.selectNodeContents(li.firstChild);
+			const b = li.querySelector('button'), r = b.getBoundingClientRect(), w = words.getBoundingClientRect();
+			if (r.top >= w.bottom) wrong.push(b.textContent + ' of ' + li.textContent.trim().split('\n')[0] + ' is below its row');
+			if (getComputedStyle(b).borderTopColor === 'rgba(0, 0, 0, 0)') wrong.push(b.textContent + ' has no border');
+		}
+		for (const th of document.querySelectorAll('[data-testid="members"] th')) {
+			if (!['start', 'left'].includes(getComputedStyle(th).textAlign)) wrong.push('heading ' + th.textContent + ' is ' + getComputedStyle(th).textAlign);
+		}
+		return wrong;
+	})()`))
+	if err != nil || len(layout) > 0 {
+		t.Errorf("settings' layout: %q (%v)", layout, err)
+	}
 	link, err := chromedp.Run(owner.ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="invite-link"]').value`))
 	if err != nil || !strings.HasPrefix(link, w.url+"/invite/") {
 		t.Fatalf("invitation link %q (%v)", link, err)
@@ -80,4 +100,17 @@ func TestInviteInTheBrowser(t *testing.T) {
 	nia.until("the account page", `document.querySelector('h1#account-title') !== null && document.querySelectorAll('[data-testid="session"]').length === 1`)
 	nia.axe("account")
 	nia.shot("account")
+	// The account's two pages open with their tabs; what follows them keeps its distance (the
+	// apps page's text once sat against them).
+	for _, page := range []string{"/account", "/account/apps"} {
+		nia.navigate("open "+page, chromedp.Navigate(w.url+page))
+		nia.until(page, `document.querySelector('nav[aria-label="Account"] a[href="`+page+`"][aria-current="page"]') !== null`)
+		gap, err := chromedp.Run(nia.ctx, chromedp.Evaluate[float64](`(() => {
+			const nav = document.querySelector('nav[aria-label="Account"]');
+			return nav.nextElementSibling.getBoundingClientRect().top - nav.getBoundingClientRect().bottom;
+		})()`))
+		if err != nil || gap < 8 {
+			t.Errorf("%s: what follows the tabs sits %.1f px below them, want at least 8 (%v)", page, gap, err)
+		}
+	}
 }

@@ -414,7 +414,7 @@ func accountNav(current string) templ.Component {
 			templ_7745c5c3_Var18 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "<nav class=\"views\" aria-label=\"Account\"><a href=\"/account\" class=\"btn btn-quiet\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "<nav class=\"views account-views\" aria-label=\"Account\"><a href=\"/account\" class=\"btn btn-quiet\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
