@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -143,6 +144,24 @@ func (p *person) shot(name string) {
 	}
 	if err := os.WriteFile(filepath.Join(artifacts, mode+"-"+name+".png"), png, 0o644); err != nil {
 		p.t.Fatal(err)
+	}
+}
+
+// spaced fails the test when two neighbouring children of the element sel names touch: each
+// keeps at least 8 px below the one before it (the readiness card once sat against the article).
+func (p *person) spaced(sel string) {
+	p.t.Helper()
+	touching, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]string](`(() => {
+		const kids = [...document.querySelector(`+strconv.Quote(sel)+`).children].filter(k => k.getBoundingClientRect().height > 0);
+		const out = [];
+		for (let i = 1; i < kids.length; i++) {
+			const gap = kids[i].getBoundingClientRect().top - kids[i-1].getBoundingClientRect().bottom;
+			if (gap < 8) out.push(kids[i-1].id + ' ' + kids[i-1].className + ' → ' + kids[i].id + ' ' + kids[i].className + ': ' + gap + ' px');
+		}
+		return out;
+	})()`))
+	if err != nil || len(touching) > 0 {
+		p.t.Errorf("%s: children too close: %q (%v)", sel, touching, err)
 	}
 }
 
@@ -326,6 +345,7 @@ func (w *world) journey(t *testing.T, js bool, target [2]string) {
 	}
 	events := rev.count(`[data-testid="event"]`)
 	rev.shot("02-detail")
+	rev.spaced(".detail-main")
 	if js {
 		rev.axe("detail")
 	}

@@ -81,6 +81,7 @@ func (w *world) loop(t *testing.T, js bool) {
 	}
 	ed.until("the counter says it is over", `document.querySelector('[data-testid="count-x"]')?.textContent.includes('over the limit')`)
 	shot(ed, "02-promo-over")
+	ed.spaced(".editor-side")
 	ed.until("clear it", `(document.querySelector('[data-testid="promo-body-x"]').value = '') === ''`)
 	ed.do("a short X promo", chromedp.SendKeys(chromedp.CSS(`[data-testid="promo-body-x"]`), "The night market is back on the quay."))
 	if !js {

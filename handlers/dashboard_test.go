@@ -112,6 +112,11 @@ func TestDashboard(t *testing.T) {
 				if got := actionsOf(d); !slices.Equal(got, r.actions) {
 					t.Errorf("actions = %v, want %v", got, r.actions)
 				}
+				// The summary is read as the article's standfirst, inside its card (it once sat
+				// between two cards as a stray line).
+				if got := d.text(`[data-testid="article"] [data-testid="pub-summary"]`); got != target.summary || got == "" {
+					t.Errorf("the article's summary = %q, want %q", got, target.summary)
+				}
 				if d.count(`[data-testid="event"]`) == 0 {
 					t.Error("no history on a publication in review")
 				}

@@ -279,15 +279,15 @@ func htmx(target string) []string {
 
 // pub is a publication of the demo data, read as the cluster owner.
 type pub struct {
-	id, title, status, authorEmail string
-	version                        int
+	id, title, summary, status, authorEmail string
+	version                                 int
 }
 
 // pubs lists a project's publications in one status, newest first.
 func (s *stack) pubs(t testing.TB, project, status string) []pub {
 	t.Helper()
 	rows, err := s.env.DB.Owner(t).Query(context.Background(), `
-		select p.id::text, p.title, p.status, pr.email, p.version
+		select p.id::text, p.title, p.summary, p.status, pr.email, p.version
 		from publications p join projects j on j.id = p.project_id join profiles pr on pr.id = p.author_id
 		where j.slug = $1 and p.status = $2 order by p.created_at desc`, project, status)
 	if err != nil {
@@ -297,7 +297,7 @@ func (s *stack) pubs(t testing.TB, project, status string) []pub {
 	var out []pub
 	for rows.Next() {
 		var p pub
-		if err := rows.Scan(&p.id, &p.title, &p.status, &p.authorEmail, &p.version); err != nil {
+		if err := rows.Scan(&p.id, &p.title, &p.summary, &p.status, &p.authorEmail, &p.version); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, p)
