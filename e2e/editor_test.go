@@ -88,6 +88,21 @@ func (w *world) write(t *testing.T, js bool) {
 	}
 	ed.until("the image in the editor", `document.querySelector('[data-testid="media-row"] img')?.alt === 'Lanterns reflected in the harbour'`)
 	ed.shot("write-035-image")
+	if js {
+		// "— or drop it here" is shown only with script, in a span laid out as a flex box,
+		// which drops a space it starts with: the label once read "50.0 MB)— or drop it here".
+		gap, err := chromedp.Run(ed.ctx, chromedp.Evaluate[float64](`(() => {
+			const label = document.querySelector('label[for="file"]'), drop = label.querySelector('.js-only');
+			const text = label.firstChild, close = text.textContent.lastIndexOf(')');
+			const paren = document.createRange();
+			paren.setStart(text, close);
+			paren.setEnd(text, close + 1);
+			return drop.getBoundingClientRect().left - paren.getBoundingClientRect().right;
+		})()`))
+		if err != nil || gap < 2 {
+			t.Errorf("the file field's \"or drop it here\" sits %.1f px from the words before it, want a space (%v)", gap, err)
+		}
+	}
 	ed.do("revise", chromedp.SendKeys(chromedp.CSS(`#body`), "# The walk\n\nBring a lantern and warm socks."))
 	ed.navigate("save the revision", chromedp.Click(chromedp.CSS(`[data-testid="editor-save"]`)))
 	ed.until("the revised body", `document.querySelector('[data-testid="pub-body"]')?.textContent.includes('warm socks')`)
