@@ -41,12 +41,19 @@ func runDev(ctx context.Context, args []string, stdout io.Writer, log *slog.Logg
 	if err != nil {
 		return err
 	}
-	ln, err := listen(*addr, "MASTHEAD_ADDR")
+	return dev(ctx, *data, *addr, cfg, stdout, log)
+}
+
+// dev runs everything on the data folder and serves on addr, with cfg as runDev read it from
+// the environment. It is apart from runDev so that a test can hand it a configuration: tests
+// run in parallel and cannot set environment variables.
+func dev(ctx context.Context, data, addr string, cfg config.Config, stdout io.Writer, log *slog.Logger) error {
+	ln, err := listen(addr, "MASTHEAD_ADDR")
 	if err != nil {
 		return err
 	}
-	defer ln.Close()           // already closed once Serve has run; this is for the early returns
-	*addr = ln.Addr().String() // the port chosen, for --addr 127.0.0.1:0
+	defer ln.Close()          // already closed once Serve has run; this is for the early returns
+	addr = ln.Addr().String() // the port chosen, for --addr 127.0.0.1:0
 	mln, err := listenMetrics(cfg.MetricsAddr)
 	if err != nil {
 		return err
@@ -56,15 +63,15 @@ func runDev(ctx context.Context, args []string, stdout io.Writer, log *slog.Logg
 		defer mln.Close()
 		opts = append(opts, server.WithMetricsListener(mln))
 	}
-	if err := os.MkdirAll(*data, 0o755); err != nil {
+	if err := os.MkdirAll(data, 0o755); err != nil {
 		return err
 	}
-	pgLog, err := os.OpenFile(filepath.Join(*data, "postgres.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	pgLog, err := os.OpenFile(filepath.Join(data, "postgres.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
 	defer pgLog.Close()
-	cluster, err := pgrun.Start(ctx, filepath.Join(*data, "pg"), pgrun.Options{Log: pgLog})
+	cluster, err := pgrun.Start(ctx, filepath.Join(data, "pg"), pgrun.Options{Log: pgLog})
 	if err != nil {
 		return err
 	}
@@ -79,15 +86,15 @@ func runDev(ctx context.Context, args []string, stdout io.Writer, log *slog.Logg
 	if err := pg.Migrate(ctx, ownerURL); err != nil {
 		return err
 	}
-	cfg.Addr, cfg.DatabaseURL = *addr, cluster.URL(pg.LoginRole, devDatabase)
-	if err := server.PrepareDev(*data, &cfg); err != nil {
+	cfg.Addr, cfg.DatabaseURL = addr, cluster.URL(pg.LoginRole, devDatabase)
+	if err := server.PrepareDev(data, &cfg); err != nil {
 		return err
 	}
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	// Seeding is idempotent: the first run loads the demo data, later runs keep what is there.
-	sum, err := seed.Run(ctx, ownerURL, seed.Options{Password: demoPassword(), BcryptCost: cfg.BcryptCost, MediaDir: cmp.Or(cfg.StorageDir, filepath.Join(*data, server.DevMediaDir)), Log: log})
+	sum, err := seed.Run(ctx, ownerURL, seed.Options{Password: demoPassword(), BcryptCost: cfg.BcryptCost, MediaDir: cmp.Or(cfg.StorageDir, filepath.Join(data, server.DevMediaDir)), Log: log})
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/crypto/bcrypt"
+
 	"masthead/internal/client"
+	"masthead/internal/config"
 	"masthead/internal/seed"
 	"masthead/internal/testwait"
 )
@@ -53,16 +57,13 @@ func waitForLine(t *testing.T, what string, out *lockedBuffer, done <-chan error
 var (
 	serviceLine = regexp.MustCompile(`(?m)^Service: +(http://\S+)$`)
 	keyLine     = regexp.MustCompile(`(?m)^Publishable key: (\S+)$`)
+	ownerLine   = regexp.MustCompile(`(?m)^Owner: +(postgres\S+)$`)
 )
 
-// TestDevRunsTwice: `masthead dev` as a developer meets it. The first run creates the cluster,
-// seeds the demo data and prints the address it serves on (a free port when asked for port 0),
-// the publishable key and the demo logins; a person signs in and writes a draft. Stopped, it
-// stops PostgreSQL cleanly. The second run on the same folder keeps the data (no second seed),
-// the key and the draft.
-func TestDevRunsTwice(t *testing.T) {
-	t.Parallel()
-	// The cluster runs as the postgres system user when the test runs as root: a folder it may enter.
+// devData is a data folder for dev, removed when t ends. The cluster runs as the postgres
+// system user when the test runs as root: a folder it may enter.
+func devData(t *testing.T) string {
+	t.Helper()
 	data, err := os.MkdirTemp("", "masthead-dev-")
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +72,17 @@ func TestDevRunsTwice(t *testing.T) {
 	if err := os.Chmod(data, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	return data
+}
+
+// TestDevRunsTwice: `masthead dev` as a developer meets it. The first run creates the cluster,
+// seeds the demo data and prints the address it serves on (a free port when asked for port 0),
+// the publishable key and the demo logins; a person signs in and writes a draft. Stopped, it
+// stops PostgreSQL cleanly. The second run on the same folder keeps the data (no second seed),
+// the key and the draft.
+func TestDevRunsTwice(t *testing.T) {
+	t.Parallel()
+	data := devData(t)
 	// runOnce starts dev, waits for it to print its key, calls use with the address and key,
 	// then stops it and returns what it printed.
 	runOnce := func(use func(base, key string)) string {
@@ -149,5 +161,49 @@ func TestDevRunsTwice(t *testing.T) {
 	})
 	if !strings.Contains(second, "Demo data:   already there, left as it is") {
 		t.Errorf("the second run seeded again:\n%s", second)
+	}
+}
+
+// TestDevHashesAtTheConfiguredCost: the demo accounts dev seeds have their password hashed at
+// the configured bcrypt cost (MASTHEAD_BCRYPT_COST), the cost the service pays to check an
+// unknown email, so a sign-in's time does not tell which emails exist. The configuration goes
+// to dev directly: this test runs in parallel and cannot set the environment runDev reads.
+func TestDevHashesAtTheConfiguredCost(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	cfg.BcryptCost = 5 // neither the default nor bcrypt's minimum
+	data := devData(t)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	out := &lockedBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- dev(ctx, data, "127.0.0.13:0", cfg, out, slog.New(slog.DiscardHandler))
+	}()
+	waitForLine(t, "dev", out, done, keyLine, 2*time.Minute)
+	conn, err := pgx.Connect(t.Context(), ownerLine.FindStringSubmatch(out.String())[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(t.Context(), `select email, encrypted_password from auth.users order by email`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ Email, Hash string }])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hashes) != len(seed.DemoLogins()) {
+		t.Errorf("%d accounts, want the %d demo logins", len(hashes), len(seed.DemoLogins()))
+	}
+	for _, h := range hashes {
+		if cost, err := bcrypt.Cost([]byte(h.Hash)); err != nil || cost != cfg.BcryptCost {
+			t.Errorf("%s: password hashed at cost %d (%v), want %d", h.Email, cost, err, cfg.BcryptCost)
+		}
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("dev stopped with %v", err)
 	}
 }
