@@ -138,6 +138,17 @@ func TestMediaAltText(t *testing.T) {
 	if form0.Length() != 1 || form0.Find(`input[name="_csrf"]`).Length() != 1 || form0.Find(`label[for]`).Length() != 1 {
 		t.Fatalf("editor: alt-text form for %s missing or incomplete", m.id)
 	}
+	// Its button looks like the page's others: every button on the page is a .btn, the class
+	// the stylesheet the page links gives its look.
+	if form0.Find(`button[type="submit"].btn`).Length() != 1 {
+		t.Error("the alt-text form's button is not a .btn")
+	}
+	if plain := d.doc.Find(`button:not(.btn)`); plain.Length() != 0 {
+		t.Errorf("%d buttons on the page are not .btn, the first %q", plain.Length(), strings.TrimSpace(plain.First().Text()))
+	}
+	if href, _ := d.doc.Find(`link[rel="stylesheet"]`).Attr("href"); !strings.Contains(editor.get(href).body, "\n.btn {") {
+		t.Errorf("the stylesheet %q has no rule for .btn", href)
+	}
 	if href, _ := d.doc.Find(`a[data-testid="media-open"]`).First().Attr("href"); !strings.HasPrefix(href, "#view-") ||
 		d.doc.Find(`[data-testid="lightbox"][id="`+strings.TrimPrefix(href, "#")+`"] img`).Length() != 1 {
 		t.Fatalf("thumbnail link %q does not open a lightbox", href)
