@@ -281,7 +281,7 @@ func TestReadinessGatesGoingLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(published) != 0 || len(notReady) != 1 || !strings.Contains(notReady[0], id+" 1 of 1 media items have no alt text") {
+	if len(published) != 0 || len(notReady) != 1 || !strings.Contains(notReady[0], id+" The media item has no alt text") {
 		t.Errorf("scheduler published %v, not ready %v", published, notReady)
 	}
 	if s, _ := f.statusOf(t, id); s != "scheduled" {
@@ -324,7 +324,7 @@ func TestReadinessNeedsContent(t *testing.T) {
 		{"summary", "\n", "Summary is missing", field("summary")},
 		{"body", "", "Body is empty", field("body")},
 		{"body", "\n\t\r\n  ", "Body is empty", field("body")},
-		{"alt_text", "\u00a0", "1 of 1 media items have no alt text", altText},
+		{"alt_text", "\u00a0", "The media item has no alt text", altText},
 		{"promo:x", "\n", "X: no promo written", promo},
 	}
 	for _, c := range cases {

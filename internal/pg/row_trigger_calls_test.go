@@ -81,7 +81,8 @@ func TestPromoMeasureCountsAsRegexpMatches(t *testing.T) {
 
 // TestReadinessOfAnswersAsBefore: readiness_of, whose promo_measure 029 rewrote, lists what 006's
 // readiness_of with 006's promo_measure listed (taught 030's rule that text of only white space
-// is blank, which TestReadinessNeedsContent holds), row for row and in order, for publications
+// is blank, which TestReadinessNeedsContent holds, and 034's words for a count of one, which
+// TestReadinessCountWords holds), row for row and in order, for publications
 // made to fail and pass each check:
 // a blank title, summary or body; no promo, a blank one, one over its length, one with too
 // many hashtags, one with links counted at a fixed length, on channels counting characters,
@@ -96,7 +97,15 @@ func TestReadinessOfAnswersAsBefore(t *testing.T) {
 	oldFunction(t, f, "006_rounds_readiness.sql", "readiness_of", "app.promo_measure(", "app.promo_measure_was(",
 		"btrim(p.title) <> ''", "p.title ~ "+written, "btrim(p.summary) <> ''", "p.summary ~ "+written,
 		"btrim(p.body) <> ''", "p.body ~ "+written, "btrim(md.alt_text) = ''", "md.alt_text !~ "+written,
-		"btrim(pr.body) = ''", "pr.body !~ "+written)
+		"btrim(pr.body) = ''", "pr.body !~ "+written,
+		"case m.unit when 'bytes' then 'bytes' when 'graphemes' then 'characters' else 'characters' end",
+		"case m.unit when 'bytes' then 'byte' else 'character' end || case when m.max_chars = 1 then '' else 's' end",
+		"format('%s: %s media attached, at most %s', ch.name, n_media,",
+		"format('%s: %s %s attached, at most %s', ch.name, n_media, case when n_media = 1 then 'media item' else 'media' end,",
+		"when ok then format('All %s media items have alt text', n_media)",
+		"when n_media = 1 and ok then 'The media item has alt text' when n_media = 1 then 'The media item has no alt text' "+
+			"when ok then format('All %s media items have alt text', n_media) "+
+			"when n_noalt = 1 then format('1 of %s media items has no alt text', n_media)")
 	own := f.db.Owner(t)
 	ctx := context.Background()
 	ownerDoes(t, own, `update projects set default_channels = '{x,bluesky,threads,instagram,mastodon}' where id = $1`, f.projA)
