@@ -129,26 +129,28 @@ func relative(t, now time.Time) string {
 
 // span is a duration in words, rounded to its largest unit: "1 minute", "3 days".
 func span(d time.Duration) string {
-	plural := func(n int, unit string) string {
-		if n == 1 {
-			return "1 " + unit
-		}
-		return strconv.Itoa(n) + " " + unit + "s"
-	}
 	switch {
 	case d < 90*time.Second:
 		return "1 minute"
 	case d < 45*time.Minute:
-		return plural(int(d.Round(time.Minute)/time.Minute), "minute")
+		return plural(int(d.Round(time.Minute)/time.Minute), "minute", "minutes")
 	case d < 36*time.Hour:
-		return plural(max(1, int(d.Round(time.Hour)/time.Hour)), "hour")
+		return plural(max(1, int(d.Round(time.Hour)/time.Hour)), "hour", "hours")
 	case d < 45*24*time.Hour:
-		return plural(int(d.Round(24*time.Hour)/(24*time.Hour)), "day")
+		return plural(int(d.Round(24*time.Hour)/(24*time.Hour)), "day", "days")
 	case d < 365*24*time.Hour:
-		return plural(int(d/(30*24*time.Hour)), "month")
+		return plural(int(d/(30*24*time.Hour)), "month", "months")
 	default:
-		return plural(int(d/(365*24*time.Hour)), "year")
+		return plural(int(d/(365*24*time.Hour)), "year", "years")
 	}
+}
+
+// plural is a count with the noun that agrees with it: "1 promo", "2 promos", "1,200 words".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return thousands(n) + " " + many
 }
 
 // dayRelative names a calendar day against today: "today", "tomorrow", "in 5 days", "2 days ago".

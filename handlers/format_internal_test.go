@@ -83,8 +83,9 @@ func TestOffered(t *testing.T) {
 }
 
 // TestReadiness: the queue's promo column and go-live badge word the database's checks: the
-// column counts the promo checks it calls ok and gives the others' words, a project without
-// default channels counts promos, and the badge counts every failing check.
+// column counts the promo checks it calls ok and gives the others' words (with one default
+// channel, says whether its promo is ready), a project without default channels counts promos,
+// and the badge counts every failing check; every count agrees with its noun.
 func TestReadiness(t *testing.T) {
 	t.Parallel()
 	checks := []client.Check{
@@ -95,15 +96,25 @@ func TestReadiness(t *testing.T) {
 		{Check: "promo:threads", OK: false, Detail: "Threads: no promo written"},
 		{Check: "alt_text", OK: true, Detail: "No media attached"},
 	}
-	r := readiness(client.Publication{Checks: checks})
-	if r.OK || r.Label != "1 of 3 promos ready" || strings.Join(r.Failing, "; ") != "Bluesky: 320 / 300 characters (20 over); Threads: no promo written" {
-		t.Errorf("readiness = %+v", r)
-	}
-	if r := readiness(client.Publication{Checks: checks[:3]}); !r.OK || r.Label != "1 of 1 promos ready" || len(r.Failing) != 0 {
-		t.Errorf("readiness = %+v", r)
-	}
-	if r := readiness(client.Publication{Checks: checks[:2], Promos: []client.Promo{{Channel: "x"}, {Channel: "y"}}}); !r.OK || r.Label != "2 promos" {
-		t.Errorf("readiness = %+v", r)
+	for _, c := range []struct {
+		checks  []client.Check
+		promos  []client.Promo
+		label   string
+		failing string // the failing promos' words, "; "-joined; ok when empty
+	}{
+		{checks, nil, "1 of 3 promos ready", "Bluesky: 320 / 300 characters (20 over); Threads: no promo written"},
+		{checks[2:4], nil, "1 of 2 promos ready", "Bluesky: 320 / 300 characters (20 over)"},
+		{append(checks[:3:3], checks[2]), nil, "2 of 2 promos ready", ""},
+		{checks[:3], nil, "Promo ready", ""},
+		{checks[3:4], nil, "Promo not ready", "Bluesky: 320 / 300 characters (20 over)"},
+		{checks[:2], nil, "0 promos", ""},
+		{checks[:2], []client.Promo{{Channel: "x"}}, "1 promo", ""},
+		{checks[:2], []client.Promo{{Channel: "x"}, {Channel: "y"}}, "2 promos", ""},
+	} {
+		r := readiness(client.Publication{Checks: c.checks, Promos: c.promos})
+		if r.Label != c.label || r.OK != (c.failing == "") || strings.Join(r.Failing, "; ") != c.failing {
+			t.Errorf("readiness(%+v, %d promos) = %+v, want %q failing %q", c.checks, len(c.promos), r, c.label, c.failing)
+		}
 	}
 	for _, c := range []struct {
 		status string

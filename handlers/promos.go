@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -81,10 +80,10 @@ func promoCount(ch client.Channel, body, link string) pages.PromoCount {
 	it := promoItem(pr)
 	var rules []string
 	if ch.Limits.URLChars > 0 {
-		rules = append(rules, fmt.Sprintf("a link counts as %d characters", ch.Limits.URLChars))
+		rules = append(rules, "a link counts as "+plural(ch.Limits.URLChars, "character", "characters"))
 	}
 	if ch.Limits.MaxHashtags > 0 {
-		rules = append(rules, fmt.Sprintf("at most %d hashtags", ch.Limits.MaxHashtags))
+		rules = append(rules, "at most "+plural(ch.Limits.MaxHashtags, "hashtag", "hashtags"))
 	}
 	rule := ""
 	if len(rules) > 0 {

@@ -181,8 +181,17 @@ func sizeWords(n int64) string {
 	}
 }
 
-// unitWords name what a channel counts.
-var unitWords = map[string]string{"chars": "characters", "graphemes": "characters (as seen)", "bytes": "bytes"}
+// unitWords name what a channel counts, for one and for any other number.
+var unitWords = map[string][2]string{
+	"chars":     {"character", "characters"},
+	"graphemes": {"character (as seen)", "characters (as seen)"},
+	"bytes":     {"byte", "bytes"},
+}
+
+// units is n of a channel's unit: "1 byte", "280 characters".
+func units(n int, unit string) string {
+	return plural(n, unitWords[unit][0], unitWords[unit][1])
+}
 
 func promoItem(pr client.Promo) pages.PromoItem {
 	m := measure(pr)
@@ -194,13 +203,14 @@ func promoItem(pr client.Promo) pages.PromoItem {
 	if pr.Link != nil {
 		it.Link = *pr.Link
 	}
+	// "212 / 280 characters": the unit agrees with the limit it follows.
 	if m.Max > 0 {
-		it.Count = fmt.Sprintf("%s / %s %s", thousands(m.Used), thousands(m.Max), unitWords[m.Unit])
+		it.Count = thousands(m.Used) + " / " + units(m.Max, m.Unit)
 	} else {
-		it.Count = fmt.Sprintf("%s %s", thousands(m.Used), unitWords[m.Unit])
+		it.Count = units(m.Used, m.Unit)
 	}
 	if m.MaxTags > 0 {
-		it.Count += fmt.Sprintf(" · %d of %d hashtags", m.Hashtags, m.MaxTags)
+		it.Count += fmt.Sprintf(" · %d of %s", m.Hashtags, plural(m.MaxTags, "hashtag", "hashtags"))
 	}
 	switch {
 	case m.OverLength && m.OverTags:

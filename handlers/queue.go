@@ -211,6 +211,9 @@ func (a *App) queueResults(pc *projectContext, q queueQuery, rows []client.Publi
 		}
 	case len(rows) == 0:
 		r.Summary = of + " publications"
+		if n == 1 {
+			r.Summary = of + " publication"
+		}
 		r.Empty = "This page is past the end of the list."
 	default:
 		r.Summary = thousands(first) + "–" + thousands(first+len(rows)-1) + " of " + of
@@ -309,7 +312,9 @@ func goLiveBadge(p client.Publication) *pages.GoLive {
 // readiness words the database's verdict on a row's promos: readiness()'s check for each
 // default channel (the checks named promo:<channel>), so the column and the go-live badge
 // never disagree. A blank promo, one over its channel's limits or one with more media than the
-// channel takes is not ready, and the title says why in readiness()'s words.
+// channel takes is not ready, and the title says why in readiness()'s words. A project with one
+// default channel has one promo to judge, so its rows say whether that one is ready rather
+// than count to one.
 func readiness(p client.Publication) pages.Readiness {
 	ready, of := 0, 0
 	var failing []string
@@ -324,8 +329,13 @@ func readiness(p client.Publication) pages.Readiness {
 			failing = append(failing, c.Detail)
 		}
 	}
-	if of == 0 {
-		return pages.Readiness{Label: strconv.Itoa(len(p.Promos)) + " promos", OK: true}
+	switch {
+	case of == 0:
+		return pages.Readiness{Label: plural(len(p.Promos), "promo", "promos"), OK: true}
+	case of == 1 && ready == 1:
+		return pages.Readiness{Label: "Promo ready", OK: true}
+	case of == 1:
+		return pages.Readiness{Label: "Promo not ready", Failing: failing}
 	}
 	label := strconv.Itoa(ready) + " of " + strconv.Itoa(of) + " promos ready"
 	return pages.Readiness{Label: label, OK: len(failing) == 0, Failing: failing}

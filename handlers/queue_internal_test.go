@@ -33,3 +33,23 @@ func TestCountWords(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueSummaryCounts: a page past the end of the list says how many publications match,
+// with the noun agreeing: "1 publication", "2 publications".
+func TestQueueSummaryCounts(t *testing.T) {
+	t.Parallel()
+	pc := &projectContext{project: &client.Project{Slug: "northwind"}}
+	for _, c := range []struct {
+		count client.QueueCount
+		want  string
+	}{
+		{client.QueueCount{N: 1, Exact: true}, "1 publication"},
+		{client.QueueCount{N: 2, Exact: true}, "2 publications"},
+		{client.QueueCount{N: 1001, Exact: true}, "more than 1,000 publications"},
+	} {
+		r := (&App{}).queueResults(pc, queueQuery{Status: "all", Page: 200}, nil, c.count)
+		if r.Summary != c.want || r.Empty != "This page is past the end of the list." {
+			t.Errorf("%+v past the end: summary %q (empty %q), want %q", c.count, r.Summary, r.Empty, c.want)
+		}
+	}
+}

@@ -42,8 +42,8 @@ func changesModel(pc *projectContext, p *client.Publication, from, to client.Rev
 	ch := rounds.Compare(from.Snapshot, to.Snapshot)
 	m := pages.ChangesModel{
 		From: strconv.Itoa(from.Round), To: strconv.Itoa(to.Round),
-		Deleted: strconv.Itoa(ch.Deleted), Inserted: strconv.Itoa(ch.Inserted),
-		Nothing: !ch.Any(),
+		BodyWords: plural(ch.Deleted, "word", "words") + " removed, " + thousands(ch.Inserted) + " added",
+		Nothing:   !ch.Any(),
 	}
 	if ch.Title.Changed() {
 		m.Fields = append(m.Fields, pages.FieldDiff{Name: "Title", Spans: spans(ch.Title.Spans)})
