@@ -375,16 +375,25 @@ func limits(l client.ChannelLimits) channels.Limits {
 	return channels.Limits{MaxChars: l.MaxChars, Count: l.Count, URLChars: l.URLChars, MaxHashtags: l.MaxHashtags}
 }
 
-// describe words a measure as "212 / 280 chars" (plus hashtags when capped).
+// describe words a measure as "212 / 280 chars" (plus hashtags when capped). The unit agrees
+// with the number it follows: the limit when there is one, else the count.
 func describe(m channels.Measure) string {
-	s := strconv.Itoa(m.Used) + " " + m.Unit
+	s := counted(m.Used, m.Unit)
 	if m.Max > 0 {
-		s = strconv.Itoa(m.Used) + " / " + strconv.Itoa(m.Max) + " " + m.Unit
+		s = strconv.Itoa(m.Used) + " / " + counted(m.Max, m.Unit)
 	}
 	if m.MaxTags > 0 {
-		s += ", " + strconv.Itoa(m.Hashtags) + " / " + strconv.Itoa(m.MaxTags) + " hashtags"
+		s += ", " + strconv.Itoa(m.Hashtags) + " / " + counted(m.MaxTags, "hashtags")
 	}
 	return s
+}
+
+// counted is n of a plural noun, made singular for one: "280 chars", "1 byte".
+func counted(n int, plural string) string {
+	if n == 1 {
+		return "1 " + strings.TrimSuffix(plural, "s")
+	}
+	return strconv.Itoa(n) + " " + plural
 }
 
 func name(p *client.Profile) string {

@@ -119,9 +119,21 @@ func (s *Server) compareRounds(ctx context.Context, id identity, in compareIn) (
 		}
 	}
 	if from == nil || to == nil {
-		return ChangesOut{}, refuse("This publication has %d review round(s); compare rounds between 1 and %d.", len(revs), len(revs))
+		return ChangesOut{}, noSuchRound(len(revs))
 	}
 	return s.changes(ctx, id, in.PublicationID, *from, *to, len(revs))
+}
+
+// noSuchRound refuses a comparison that names a round the publication has not had, saying
+// which rounds it has: none before its first submit, and with one, no pair to compare.
+func noSuchRound(n int) error {
+	switch n {
+	case 0:
+		return refuse("This publication has not been submitted for review yet, so it has no rounds to compare.")
+	case 1:
+		return refuse("This publication has 1 review round; there is no other round to compare it with.")
+	}
+	return refuse("This publication has %d review rounds; compare rounds between 1 and %d.", n, n)
 }
 
 // changes compares two rounds and adds the reviews written in the earlier one.

@@ -28,7 +28,8 @@ func (s *stack) patch(t *testing.T, user, pub, body string) {
 }
 
 // TestRoundTools: an agent sees what changed between rounds with the reviewer's notes, can
-// compare any two rounds, and asks readiness what is missing before scheduling.
+// compare any two rounds (and is told which rounds there are when it names one the publication
+// has not had), and asks readiness what is missing before scheduling.
 func TestRoundTools(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
@@ -41,10 +42,19 @@ func TestRoundTools(t *testing.T) {
 	if ch.Rounds != 0 || !strings.Contains(ch.Message, "not been submitted") {
 		t.Fatalf("before any round: %+v", ch)
 	}
+	compare := map[string]any{"publication_id": pub, "from_round": 1, "to_round": 2}
+	if res := call(t, viewer, "compare_rounds", compare, nil); !res.IsError ||
+		!strings.Contains(text(res), "This publication has not been submitted for review yet, so it has no rounds to compare.") {
+		t.Errorf("compare before any round: %v %s", res.IsError, text(res))
+	}
 	mustOK(t, "submit", call(t, editor, "submit_for_review", map[string]any{"publication_id": pub, "note": "first go"}, nil))
 	mustOK(t, "changes in round one", call(t, viewer, "get_changes_since_last_review", args, &ch))
 	if ch.Rounds != 1 || !strings.Contains(ch.Message, "first review round") {
 		t.Fatalf("round one: %+v", ch)
+	}
+	if res := call(t, viewer, "compare_rounds", compare, nil); !res.IsError ||
+		!strings.Contains(text(res), "This publication has 1 review round; there is no other round to compare it with.") {
+		t.Errorf("compare in round one: %v %s", res.IsError, text(res))
 	}
 	mustOK(t, "request_changes", call(t, reviewer, "request_changes", map[string]any{"publication_id": pub, "note": "Say which day it reopened."}, nil))
 	s.patch(t, "editor", pub, `{"body":"# Harbour reopens\n\nIt reopened on Tuesday.","summary":"Open since Tuesday."}`)
@@ -62,7 +72,7 @@ func TestRoundTools(t *testing.T) {
 	if cmp.FromRound != 2 || cmp.ToRound != 1 || len(cmp.Body) != 1 || cmp.Body[0].Deleted != want.Inserted {
 		t.Fatalf("compare 2..1: %+v", cmp)
 	}
-	if res := call(t, viewer, "compare_rounds", map[string]any{"publication_id": pub, "from_round": 1, "to_round": 5}, nil); !res.IsError || !strings.Contains(text(res), "2 review round") {
+	if res := call(t, viewer, "compare_rounds", map[string]any{"publication_id": pub, "from_round": 1, "to_round": 5}, nil); !res.IsError || !strings.Contains(text(res), "This publication has 2 review rounds; compare rounds between 1 and 2.") {
 		t.Errorf("compare with a missing round: %v %s", res.IsError, text(res))
 	}
 
