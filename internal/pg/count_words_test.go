@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -14,7 +15,8 @@ import (
 // TestReadinessCountWords: every readiness message that counts something agrees with its count
 // (migration 034): one media item is "the media item", one of several without alt text "has",
 // one media item over a channel's max_media is "1 media item", and a length limit of one is
-// "1 character" or "1 byte"; counts other than one read as before.
+// "1 character" or "1 byte"; counts other than one read as before, and lengths are grouped in
+// thousands as the dashboard groups its own ("1,200 / 3,000 characters").
 func TestReadinessCountWords(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -24,10 +26,11 @@ func TestReadinessCountWords(t *testing.T) {
 		('tiny', 'Tiny', '{"max_chars":1,"count":"chars"}', 'x'),
 		('tinyb', 'Tiny bytes', '{"max_chars":1,"count":"bytes"}', 'threads'),
 		('nomedia', 'No media', '{"max_chars":280,"count":"chars","max_media":0}', 'x'),
-		('onemedia', 'One image', '{"max_chars":280,"count":"chars","max_media":1}', 'x')`); err != nil {
+		('onemedia', 'One image', '{"max_chars":280,"count":"chars","max_media":1}', 'x'),
+		('long', 'Long form', '{"max_chars":3000,"count":"chars"}', 'linkedin')`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := own.Exec(ctx, `update projects set default_channels = '{x,bluesky,tiny,tinyb,nomedia,onemedia}' where id = $1`, f.projA); err != nil {
+	if _, err := own.Exec(ctx, `update projects set default_channels = '{x,bluesky,tiny,tinyb,nomedia,onemedia,long}' where id = $1`, f.projA); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -52,6 +55,9 @@ func TestReadinessCountWords(t *testing.T) {
 		{"promo:tinyb", "é", nil, "Tiny bytes: 2 / 1 byte (1 over)"},
 		{"promo:x", "a", nil, "X: 1 / 280 characters"},
 		{"promo:x", "Read it", nil, "X: 7 / 280 characters"},
+		{"promo:long", strings.Repeat("a", 1200), nil, "Long form: 1,200 / 3,000 characters"},
+		{"promo:long", strings.Repeat("a", 3200), nil, "Long form: 3,200 / 3,000 characters (200 over)"},
+		{"promo:long", strings.Repeat("a", 4500), nil, "Long form: 4,500 / 3,000 characters (1,500 over)"},
 	}
 	for i, c := range cases {
 		t.Run(c.want, func(t *testing.T) {

@@ -81,8 +81,9 @@ func TestPromoMeasureCountsAsRegexpMatches(t *testing.T) {
 
 // TestReadinessOfAnswersAsBefore: readiness_of, whose promo_measure 029 rewrote, lists what 006's
 // readiness_of with 006's promo_measure listed (taught 030's rule that text of only white space
-// is blank, which TestReadinessNeedsContent holds, and 034's words for a count of one, which
-// TestReadinessCountWords holds), row for row and in order, for publications
+// is blank, which TestReadinessNeedsContent holds, and 034's words for a count of one and its
+// lengths grouped in thousands, which TestReadinessCountWords holds), row for row and in order,
+// for publications
 // made to fail and pass each check:
 // a blank title, summary or body; no promo, a blank one, one over its length, one with too
 // many hashtags, one with links counted at a fixed length, on channels counting characters,
@@ -102,6 +103,10 @@ func TestReadinessOfAnswersAsBefore(t *testing.T) {
 		"case m.unit when 'bytes' then 'byte' else 'character' end || case when m.max_chars = 1 then '' else 's' end",
 		"format('%s: %s media attached, at most %s', ch.name, n_media,",
 		"format('%s: %s %s attached, at most %s', ch.name, n_media, case when n_media = 1 then 'media item' else 'media' end,",
+		"format('%s: %s / %s %s (%s over)', ch.name, m.used, m.max_chars, unitword, m.used - m.max_chars)",
+		"format('%s: %s / %s %s (%s over)', ch.name, to_char(m.used, 'FM999,999,999,990'), to_char(m.max_chars, 'FM999,999,999,990'), unitword, to_char(m.used - m.max_chars, 'FM999,999,999,990'))",
+		"format('%s: %s / %s %s', ch.name, m.used, m.max_chars, unitword)",
+		"format('%s: %s / %s %s', ch.name, to_char(m.used, 'FM999,999,999,990'), to_char(m.max_chars, 'FM999,999,999,990'), unitword)",
 		"when ok then format('All %s media items have alt text', n_media)",
 		"when n_media = 1 and ok then 'The media item has alt text' when n_media = 1 then 'The media item has no alt text' "+
 			"when ok then format('All %s media items have alt text', n_media) "+

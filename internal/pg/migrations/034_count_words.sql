@@ -15,7 +15,9 @@
 -- * a channel's max_media: "X: 1 media item attached, at most 0" where it said "1 media
 --   attached"; a channel that takes no media at all is the only way to get there.
 -- * a promo's length: the unit agrees with the limit it follows ("2 / 1 character (1 over)"),
---   which only a channel whose limit is a single character or byte changes.
+--   which only a channel whose limit is a single character or byte changes; and its numbers are
+--   grouped in thousands as the dashboard's own promo counts are ("182 / 3,000 characters",
+--   where the checklist said "182 / 3000" beside a promo card that said "3,000").
 -- The hashtag message needs nothing: it appears only for more hashtags than a limit of at least
 -- one, so the count is never one, and "at most N" names no noun.
 
@@ -32,6 +34,9 @@ declare
   unitword text;
   -- a character other than white space (Unicode's White_Space: ASCII's and the others)
   written  constant text := '[^\s\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]';
+  -- a length in thousands as the dashboard writes its own counts ("182 / 3,000 characters"); a
+  -- literal comma rather than the locale's separator, so every server writes the same words
+  grouped  constant text := 'FM999,999,999,990';
 begin
   "check" := 'title'; ok := p.title ~ written;
   detail := case when ok then 'Title is set' else 'Title is missing' end;
@@ -67,7 +72,8 @@ begin
              || case when m.max_chars = 1 then '' else 's' end;
     if m.max_chars > 0 and m.used > m.max_chars then
       ok := false;
-      detail := format('%s: %s / %s %s (%s over)', ch.name, m.used, m.max_chars, unitword, m.used - m.max_chars);
+      detail := format('%s: %s / %s %s (%s over)', ch.name, to_char(m.used, grouped), to_char(m.max_chars, grouped),
+                       unitword, to_char(m.used - m.max_chars, grouped));
       if m.unit = 'graphemes' then
         detail := detail || '; the database may count a few more characters than Bluesky does';
       end if;
@@ -81,7 +87,7 @@ begin
     else
       ok := true;
       detail := case when m.max_chars > 0
-                     then format('%s: %s / %s %s', ch.name, m.used, m.max_chars, unitword)
+                     then format('%s: %s / %s %s', ch.name, to_char(m.used, grouped), to_char(m.max_chars, grouped), unitword)
                      else format('%s: promo written', ch.name) end;
     end if;
     return next;
