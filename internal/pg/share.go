@@ -66,6 +66,16 @@ func (e *OverShareError) Error() string {
 	return fmt.Sprintf("pg: the caller already holds %d connections, their share of the pool, and waited %s for one of them", e.Per, e.Wait)
 }
 
+// Explain is the refusal in the caller's words, naming both limits, for each surface to put in
+// its own error shape: "You already have 2 requests running against the database, …".
+func (e *OverShareError) Explain() string {
+	requests := "requests"
+	if e.Per == 1 {
+		requests = "request"
+	}
+	return fmt.Sprintf("You already have %d %s running against the database, the most one caller may (MASTHEAD_POOL_SHARE); this one waited %s (MASTHEAD_POOL_SHARE_WAIT).", e.Per, requests, e.Wait)
+}
+
 // Take waits for a slot of key's share and returns the share, to be given back with Give; past
 // the wait the error is an *OverShareError, and ctx's error when ctx ends first. (A share
 // rather than a release func: the closures were two allocations on every request.)

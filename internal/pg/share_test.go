@@ -54,6 +54,22 @@ func TestShares(t *testing.T) {
 	s.Give(a3)
 }
 
+// TestOverShareExplain: the refusal's words name both limits, and the count agrees with its noun.
+func TestOverShareExplain(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		per  int
+		want string
+	}{
+		{1, "You already have 1 request running against the database, the most one caller may (MASTHEAD_POOL_SHARE); this one waited 2s (MASTHEAD_POOL_SHARE_WAIT)."},
+		{4, "You already have 4 requests running against the database, the most one caller may (MASTHEAD_POOL_SHARE); this one waited 2s (MASTHEAD_POOL_SHARE_WAIT)."},
+	} {
+		if got := (&pg.OverShareError{Per: c.per, Wait: 2 * time.Second}).Explain(); got != c.want {
+			t.Errorf("Explain() with a share of %d = %q, want %q", c.per, got, c.want)
+		}
+	}
+}
+
 // TestShareKey: a signed-in caller's share is their user's, whichever session or app they call
 // from; an anonymous caller's (or one whose claims name no user) is their address's.
 func TestShareKey(t *testing.T) {

@@ -2,7 +2,6 @@ package rest
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 
 	"masthead/internal/pg"
@@ -18,6 +17,6 @@ func overShare(err error) error {
 	}
 	return &Error{Status: http.StatusServiceUnavailable, Code: "PGRST003",
 		Message: "Timed out acquiring connection from connection pool.",
-		Details: fmt.Sprintf("You already have %d requests running against the database, the most one caller may (MASTHEAD_POOL_SHARE); this one waited %s (MASTHEAD_POOL_SHARE_WAIT).", over.Per, over.Wait),
+		Details: over.Explain(),
 		Hint:    "Wait for your other requests to finish, or send fewer at once."}
 }

@@ -63,7 +63,7 @@ func (h *Handler) tooLarge() *apiError {
 // client asking too much at once (SlowDown, 503); writeError adds Retry-After.
 func overShare(over *pg.OverShareError) *apiError {
 	return &apiError{http.StatusServiceUnavailable, "SlowDown",
-		fmt.Sprintf("You already have %d requests running against the database, the most one caller may (MASTHEAD_POOL_SHARE); this one waited %s (MASTHEAD_POOL_SHARE_WAIT). Wait for your other requests to finish, or send fewer at once.", over.Per, over.Wait)}
+		over.Explain() + " Wait for your other requests to finish, or send fewer at once."}
 }
 
 // keyTooLong refuses a key over maxKeyLen, saying how long it is and what the limit is (what
