@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -107,12 +108,29 @@ func wantsAPI2024(r *http.Request) bool {
 	return err == nil && !t.Before(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 }
 
-// writeError answers err in GoTrue's shape. Anything that is not an *Error is a bug or an
-// outage: it is logged with the request id and answered as unexpected_failure, with 503 and
-// Retry-After when the database is unreachable or restarting (pg.Unavailable), else 500.
+// valueRefused is GoTrue's 400 for a value of the request that PostgreSQL refused to take
+// (SQLSTATE class 22, data exception: bytes that are not UTF-8, a NUL or a lone surrogate in
+// JSON text, a number out of range), or nil for any other error. The values this surface stores
+// or looks up come from the request, so such a refusal is the caller's fault, not ours, and
+// PostgreSQL's message names what is wrong with the value and nothing else.
+func valueRefused(err error) *Error {
+	f, ok := pg.ErrorFields(err)
+	if !ok || !strings.HasPrefix(f.Code, "22") {
+		return nil
+	}
+	return validationError("The request holds a value the database cannot take: " + f.Message)
+}
+
+// writeError answers err in GoTrue's shape. A value PostgreSQL refused is the caller's 400
+// (valueRefused). Anything else that is not an *Error is a bug or an outage: it is logged with
+// the request id and answered as unexpected_failure, with 503 and Retry-After when the database
+// is unreachable or restarting (pg.Unavailable), else 500.
 func writeError(c echo.Context, log *slog.Logger, err error) error {
 	var e *Error
 	if !errors.As(err, &e) {
+		e = valueRefused(err)
+	}
+	if e == nil {
 		log.ErrorContext(c.Request().Context(), "auth: request failed",
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "err", err)
 		e = apiError(http.StatusInternalServerError, CodeUnexpectedFailure,

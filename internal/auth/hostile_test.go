@@ -13,16 +13,20 @@ import (
 
 // TestHostileInput: each hostile value gets a clear 4xx in its surface's shape (GoTrue's for
 // /auth/v1, RFC 6749's for OAuth) and nothing is stored: no session, no client, no
-// authorization.
+// authorization, no change to the user's metadata. Values PostgreSQL cannot hold (a NUL or a
+// lone surrogate in JSON text, bytes that are not UTF-8) are refused as the caller's, never as
+// a 500.
 func TestHostileInput(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(c *config.Config) { c.AuthorizeRateIP = config.Rate{Count: 1, Per: time.Hour, Burst: 40} })
 	c := e.publicClient(t)
 	_, challenge := pkce("hostile")
+	ada := e.signIn(t, e.user.Email, e.user.Password)
 	counts := func() string {
 		var s string
 		if err := e.DB.Owner(t).QueryRow(context.Background(), `select (select count(*) from auth.sessions)::text || '/' ||
-			(select count(*) from auth.oauth_clients)::text || '/' || (select count(*) from auth.oauth_authorizations)::text`).Scan(&s); err != nil {
+			(select count(*) from auth.oauth_clients)::text || '/' || (select count(*) from auth.oauth_authorizations)::text || '/' ||
+			(select raw_user_meta_data::text from auth.users where email = $1)`, e.user.Email).Scan(&s); err != nil {
 			t.Fatal(err)
 		}
 		return s
@@ -54,9 +58,43 @@ func TestHostileInput(t *testing.T) {
 			res := e.do(t, request{path: "/auth/v1/token?grant_type=password", json: map[string]string{"email": "ada\u202e@northwind.test", "password": "x"}})
 			wantError(t, res, 400, "validation_failed")
 		}},
+		{"sign-in email that is not UTF-8", func(t *testing.T) {
+			res := e.do(t, request{path: "/auth/v1/token?grant_type=password", form: url.Values{"email": {"ada\xff@northwind.test"}, "password": {"x"}}})
+			wantError(t, res, 400, "validation_failed")
+		}},
+		{"NUL in user_metadata", func(t *testing.T) {
+			res := e.do(t, request{method: http.MethodPut, path: "/auth/v1/user", bearer: ada.access, raw: `{"data":{"bio":"a\u0000b"}}`})
+			wantError(t, res, 400, "validation_failed")
+		}},
+		{"NUL in a user_metadata key", func(t *testing.T) {
+			res := e.do(t, request{method: http.MethodPut, path: "/auth/v1/user", bearer: ada.access, raw: `{"data":{"b\u0000io":1}}`})
+			wantError(t, res, 400, "validation_failed")
+		}},
+		{"lone surrogate in user_metadata", func(t *testing.T) {
+			res := e.do(t, request{method: http.MethodPut, path: "/auth/v1/user", bearer: ada.access, raw: `{"data":{"bio":"\udc00"}}`})
+			wantError(t, res, 400, "validation_failed")
+		}},
 		{"NUL in the OAuth state", func(t *testing.T) {
 			res, q := authorize(func(q url.Values) { q.Set("state", "st\x00ate") })
 			if res.StatusCode != http.StatusFound || q.Get("error") != "invalid_request" {
+				t.Fatalf("%d %v", res.StatusCode, q)
+			}
+		}},
+		{"OAuth state that is not UTF-8", func(t *testing.T) {
+			res, q := authorize(func(q url.Values) { q.Set("state", "st\xffate") })
+			if res.StatusCode != http.StatusFound || q.Get("error") != "invalid_request" {
+				t.Fatalf("%d %v", res.StatusCode, q)
+			}
+		}},
+		{"OAuth nonce that is not UTF-8", func(t *testing.T) {
+			res, q := authorize(func(q url.Values) { q.Set("nonce", "n\xff") })
+			if res.StatusCode != http.StatusFound || q.Get("error") != "invalid_request" {
+				t.Fatalf("%d %v", res.StatusCode, q)
+			}
+		}},
+		{"OAuth resource that is not UTF-8", func(t *testing.T) {
+			res, q := authorize(func(q url.Values) { q.Set("resource", e.URL+"/mcp\xff") })
+			if res.StatusCode != http.StatusFound || q.Get("error") != "invalid_target" {
 				t.Fatalf("%d %v", res.StatusCode, q)
 			}
 		}},

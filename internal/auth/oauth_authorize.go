@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
@@ -88,8 +89,8 @@ func (o *oauthServer) authorize(c echo.Context) error {
 	if len(state) > 2000 || len(nonce) > 500 {
 		return fail("invalid_request", "state or nonce is too long")
 	}
-	if strings.ContainsFunc(state, isControl) || strings.ContainsFunc(nonce, isControl) {
-		return fail("invalid_request", "state and nonce must not contain control characters")
+	if !plainText(state) || !plainText(nonce) {
+		return fail("invalid_request", "state and nonce must be UTF-8 text without control characters")
 	}
 	var id string
 	err = o.asAuthTx(ctx, "start authorization", pg.ReadWrite, func(tx pgx.Tx) error {
@@ -124,6 +125,12 @@ func (o *oauthServer) withParams(redirect string, params url.Values) string {
 	return u.String()
 }
 
+// plainText reports UTF-8 text without control characters: what a value the server keeps and
+// sends back must be (PostgreSQL's text refuses other bytes, and a NUL).
+func plainText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, isControl)
+}
+
 // isChallenge reports a base64url (unpadded) SHA-256: 43 characters of its alphabet.
 func isChallenge(s string) bool {
 	if len(s) != 43 {
@@ -156,7 +163,7 @@ func normaliseScope(raw string) (string, bool) {
 // good here, so a client asking for another audience must be told so now, not at that server.
 func (o *oauthServer) ownResource(resource string) bool {
 	u, err := url.Parse(resource)
-	if err != nil || u.Fragment != "" {
+	if err != nil || u.Fragment != "" || !plainText(resource) {
 		return false
 	}
 	base := strings.TrimSuffix(o.opts.Issuer, "/auth/v1")
