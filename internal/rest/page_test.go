@@ -164,6 +164,18 @@ func TestPagedReadBodies(t *testing.T) {
  {"channel":"x"}]}, 
  {"title":"Page 1","promos":[{"channel":"bluesky"}, 
  {"channel":"x"}]}]`, "Content-Range", "6-7/8")},
+		// The largest row numbers a client can write: the window's arithmetic must not wrap
+		// around into an empty page.
+		{"a Range up to the largest row number", call{user: "leadA", path: pages + "&title=in.(Page%201,Page%202)",
+			header: map[string]string{"Range": "0-9223372036854775807", "Prefer": "count=exact"}}, 200,
+			exact(`[{"title":"Page 2","promos":[{"channel":"bluesky"}, 
+ {"channel":"x"}]}, 
+ {"title":"Page 1","promos":[{"channel":"bluesky"}, 
+ {"channel":"x"}]}]`, "Content-Range", "0-1/2")},
+		{"the largest limit under a Range", call{user: "leadA", path: pages + "&offset=6&limit=9223372036854775807",
+			header: map[string]string{"Range": "0-6", "Prefer": "count=exact"}}, 206,
+			exact(`[{"title":"Page 2","promos":[{"channel":"bluesky"}, 
+ {"channel":"x"}]}]`, "Content-Range", "6-6/8")},
 		{"an embedded offset under a paged parent", call{user: "leadA",
 			path: "/projects?select=slug,publications(title,promos(channel))&publications.title=like.Page*&publications.order=title.desc&publications.offset=2&publications.limit=2&publications.promos.order=channel.desc&publications.promos.offset=1"}, 200,
 			exact(`[{"slug":"proj-a","publications":[{"title":"Page 6","promos":[{"channel":"bluesky"}]}, 

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"errors"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -181,6 +182,7 @@ func TestParseRange(t *testing.T) {
 		{"closed", "GET", "0-9", RangeHeader{Offset: 0, Limit: 10, HasLimit: true}, true, 0},
 		{"items unit", "GET", "items=5-9", RangeHeader{Offset: 5, Limit: 5, HasLimit: true}, true, 0},
 		{"open", "GET", "10-", RangeHeader{Offset: 10}, true, 0},
+		{"up to the largest row number", "GET", "0-9223372036854775807", RangeHeader{Offset: 0, Limit: math.MaxInt64, HasLimit: true}, true, 0},
 		{"garbage ignored", "GET", "abc", RangeHeader{}, false, 0},
 		{"inverted", "GET", "9-0", RangeHeader{}, false, http.StatusRequestedRangeNotSatisfiable},
 		{"ignored on HEAD", "HEAD", "0-9", RangeHeader{}, false, 0},

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -43,7 +44,12 @@ func ParseRange(req *http.Request) (RangeHeader, bool, error) {
 			return RangeHeader{}, false, &Error{Status: http.StatusRequestedRangeNotSatisfiable, Code: "PGRST103",
 				Message: "Requested range not satisfiable", Details: "The lower boundary must be lower than or equal to the upper boundary in the Range header."}
 		}
-		r.Limit, r.HasLimit = last-first+1, true
+		// last-first+1 would wrap around for 0-9223372036854775807: the count stops at the
+		// largest int64, a row no table reaches.
+		r.Limit, r.HasLimit = last-first, true
+		if r.Limit < math.MaxInt64 {
+			r.Limit++
+		}
 	}
 	return r, true, nil
 }

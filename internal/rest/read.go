@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -239,7 +240,7 @@ func (h *Handler) window(rq *request, root *node) error {
 	// asks for none (upper = lower-1), which is an empty page, not an unlimited one.
 	lower, upper, bounded := root.offset, int64(0), root.limit >= 0
 	if bounded {
-		upper = lower + root.limit - 1
+		upper = lastRow(lower, root.limit)
 	}
 	hr, ok, err := ParseRange(rq.c.Request())
 	if err != nil {
@@ -248,18 +249,29 @@ func (h *Handler) window(rq *request, root *node) error {
 	if ok {
 		lower = max(lower, hr.Offset)
 		if hr.HasLimit {
-			hu := hr.Offset + hr.Limit - 1
+			hu := lastRow(hr.Offset, hr.Limit)
 			if !bounded || hu < upper {
 				upper, bounded = hu, true
 			}
 		}
 	}
 	limit := h.cfg.MaxRows
-	if bounded {
-		limit = min(max(upper-lower+1, 0), h.cfg.MaxRows)
+	// upper-lower+1 would wrap around for rows 0 to the largest int64; upper-lower cannot.
+	if n := upper - lower; bounded && n < limit {
+		limit = max(n+1, 0)
 	}
 	root.offset, root.limit = lower, limit
 	return nil
+}
+
+// lastRow is the number of the last of limit rows from offset (offset-1 for none), both
+// non-negative. The largest numbers a client can write (a limit or a Range's last row of
+// 9223372036854775807) would wrap around into a negative row, so it stops at the largest int64.
+func lastRow(offset, limit int64) int64 {
+	if limit > math.MaxInt64-offset {
+		return math.MaxInt64
+	}
+	return offset + limit - 1
 }
 
 // buildCount counts the rows the filters select for Prefer: count=exact, or for
