@@ -148,3 +148,30 @@ func TestHostileForms(t *testing.T) {
 		t.Errorf("a forged action changed the publication: %s v%d", st, v)
 	}
 }
+
+// TestHandEditedURLs: a queue URL with a value the person typed or kept from long ago shows the
+// page, never an error about what the service was then asked: a page past the end of the list
+// (as a stale link to page 2 is once the queue shrinks, or a page number too large to count
+// rows by), and junk in the other filters.
+func TestHandEditedURLs(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	b := s.browser(t)
+	b.login("lead@northwind.test")
+	for _, tc := range []struct {
+		path, sel, want string
+	}{
+		{"/p/northwind/queue?page=2", `[data-testid="queue-empty"]`, "This page is past the end of the list."},
+		{"/p/northwind/queue?page=9223372036854775807", `[data-testid="queue-empty"]`, "This page is past the end of the list."},
+		{"/p/northwind/queue?page=368934881474191034", `[data-testid="queue-empty"]`, "This page is past the end of the list."}, // 25 rows a page from here wraps below 0
+		{"/p/northwind/queue?status=all&q=council&page=400", `[data-testid="queue-empty"]`, "This page is past the end of the list."},
+		{"/p/northwind/queue?page=-5&from=%ff&to=9999-99-99&collection=zz&status=%00", `[data-testid="queue-summary"]`, "1–"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			p := b.get(tc.path)
+			if p.status != http.StatusOK || !strings.Contains(p.text(tc.sel), tc.want) {
+				t.Errorf("%d, %s = %q, want %q (page says %q)", p.status, tc.sel, p.text(tc.sel), tc.want, p.text("main"))
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"math"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -68,10 +69,13 @@ func (q *queueQuery) normalise() {
 	if len(q.Text) > 200 {
 		q.Text = q.Text[:200]
 	}
-	if q.Page < 1 {
-		q.Page = 1
-	}
+	q.Page = min(max(q.Page, 1), maxPage)
 }
+
+// maxPage bounds the page a URL may ask for, far past the end of any queue, so that the rows
+// before it ((page-1)*pageSize, and a search's walk beyond them) are counted without wrapping
+// around below zero.
+const maxPage = math.MaxInt32 / pageSize
 
 // url is the queue URL for these filters at page n; defaults are left out to keep it short.
 func (q queueQuery) url(slug string, page int) string {

@@ -87,6 +87,8 @@ type request struct {
 	// raw, when set, is sent as the body instead of body's JSON, with the header's Content-Type.
 	raw    io.Reader
 	header http.Header
+	// pastEndEmpty answers a 416 as an empty page (see GetRaw).
+	pastEndEmpty bool
 }
 
 // response is the raw answer of a successful call.
@@ -151,6 +153,9 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 	b, err := readBody(res)
 	if err != nil {
 		return nil, fmt.Errorf("client: read %s %s: %w", r.method, r.path, err)
+	}
+	if res.StatusCode == http.StatusRequestedRangeNotSatisfiable && r.pastEndEmpty {
+		return &response{status: res.StatusCode, header: res.Header, body: []byte("[]")}, nil
 	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		e := decodeError(res.StatusCode, b)

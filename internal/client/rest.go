@@ -110,7 +110,10 @@ func (c *Client) Get(ctx context.Context, accessToken string, q *Query, out any)
 
 // GetRaw runs q as Get does and returns the service's JSON as it came (the rows' array, or the
 // one row's object with Single), for a caller that decodes it its own way (MCP's read tools use
-// a faster decoder than encoding/json). Refusals are the same *Error as from Get.
+// a faster decoder than encoding/json). Refusals are the same *Error as from Get. A counted
+// page whose offset lies past the last row is no refusal to a reader: PostgREST answers it 416
+// (PGRST103) with the total in Content-Range, and GetRaw returns no rows and that total, as
+// the same read uncounted returns no rows.
 func (c *Client) GetRaw(ctx context.Context, accessToken string, q *Query) ([]byte, Result, error) {
 	h := http.Header{}
 	if q.count {
@@ -120,7 +123,7 @@ func (c *Client) GetRaw(ctx context.Context, accessToken string, q *Query) ([]by
 		h.Set("Accept", "application/vnd.pgrst.object+json")
 	}
 	r := request{method: http.MethodGet, path: "/rest/v1/" + url.PathEscape(q.table),
-		query: q.params, token: accessToken, header: h}
+		query: q.params, token: accessToken, header: h, pastEndEmpty: q.count && !q.single}
 	if q.args != nil {
 		r.method, r.path, r.body = http.MethodPost, "/rest/v1/rpc/"+url.PathEscape(q.table), q.args
 	}

@@ -95,6 +95,13 @@ func TestJourney(t *testing.T) {
 	if page.Total != 1 || page.Publications[0].Title != "Tide tables" {
 		t.Fatalf("search reviewing = %+v", page)
 	}
+	// An offset past the last match (a client paging on after the list shrank) is an empty
+	// page with the total, not an error.
+	mustOK(t, "search_publications", call(t, editor, "search_publications",
+		map[string]any{"project": "northwind", "status": []string{"reviewing"}, "offset": 5}, &page))
+	if page.Total != 1 || len(page.Publications) != 0 || page.NextOffset != nil {
+		t.Fatalf("search past the end = %+v", page)
+	}
 	mustOK(t, "search_publications", call(t, editor, "search_publications",
 		map[string]any{"text": "harbour", "collection": "news", "date_field": "created", "from": time.Now().Add(-time.Hour).Format(time.DateOnly)}, &page))
 	if page.Total != 1 || page.Publications[0].ID != s.pubs["Harbour reopens"] {
