@@ -149,15 +149,17 @@ func TestHostileForms(t *testing.T) {
 	}
 }
 
-// TestHandEditedURLs: a queue URL with a value the person typed or kept from long ago shows the
-// page, never an error about what the service was then asked: a page past the end of the list
-// (as a stale link to page 2 is once the queue shrinks, or a page number too large to count
-// rows by), and junk in the other filters.
+// TestHandEditedURLs: a queue or schedule URL with a value the person typed or kept from long
+// ago shows the page, never an error about what the service was then asked: a queue page past
+// the end of the list (as a stale link to page 2 is once the queue shrinks, or a page number
+// too large to count rows by), a month of year 0 or 1 (the week before January of year 1 lies in
+// year 0, which PostgreSQL does not have), and junk in the other filters.
 func TestHandEditedURLs(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
 	b := s.browser(t)
 	b.login("lead@northwind.test")
+	thisMonth := s.clock.Now().In(mustLoc(t, "Europe/London")).Format("January 2006")
 	for _, tc := range []struct {
 		path, sel, want string
 	}{
@@ -166,6 +168,10 @@ func TestHandEditedURLs(t *testing.T) {
 		{"/p/northwind/queue?page=368934881474191034", `[data-testid="queue-empty"]`, "This page is past the end of the list."}, // 25 rows a page from here wraps below 0
 		{"/p/northwind/queue?status=all&q=council&page=400", `[data-testid="queue-empty"]`, "This page is past the end of the list."},
 		{"/p/northwind/queue?page=-5&from=%ff&to=9999-99-99&collection=zz&status=%00", `[data-testid="queue-summary"]`, "1–"},
+		{"/p/northwind/schedule?view=month&month=0000-01", "#month-title", thisMonth},
+		{"/p/northwind/schedule?view=month&month=0001-01", "#month-title", thisMonth},
+		{"/p/northwind/schedule?view=month&month=%00", "#month-title", thisMonth},
+		{"/p/northwind/schedule?view=month&month=9999-12", "#month-title", "December 9999"},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			p := b.get(tc.path)

@@ -162,7 +162,9 @@ func agenda(k clock, items []pages.ScheduleItem, days []time.Time) []pages.Sched
 
 // monthStart is the first day of month (yyyy-mm), or of the current month.
 func monthStart(month string, k clock) time.Time {
-	if t, err := time.ParseInLocation("2006-01", month, k.loc); err == nil {
+	// The month view reads from a week before the month, and before January of year 1 lies year
+	// 0, which PostgreSQL does not have: a month of year 1 or 0 shows this month instead.
+	if t, err := time.ParseInLocation("2006-01", month, k.loc); err == nil && t.Year() > 1 {
 		return t
 	}
 	now := k.now.In(k.loc)
