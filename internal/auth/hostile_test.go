@@ -2,7 +2,9 @@ package auth_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -147,5 +149,35 @@ func TestHostileInput(t *testing.T) {
 	}
 	if last.StatusCode != http.StatusTooManyRequests || last.Header.Get("Retry-After") == "" {
 		t.Errorf("45 authorizations from one address: last %d (Retry-After %q), want 429", last.StatusCode, last.Header.Get("Retry-After"))
+	}
+}
+
+// TestHostileProviderRedirect: a sign-in through a provider whose redirect_to is a page of this
+// site in bytes that are not UTF-8 is refused in GoTrue's shape (400), not answered 500, and
+// starts no flow.
+func TestHostileProviderRedirect(t *testing.T) {
+	t.Parallel()
+	// The provider only needs to be discoverable: the flow is refused before anyone is sent there.
+	var issuer string
+	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"issuer":%q,"authorization_endpoint":"%[1]s/authorize","token_endpoint":"%[1]s/token","jwks_uri":"%[1]s/jwks"}`, issuer)
+	}))
+	t.Cleanup(provider.Close)
+	issuer = provider.URL
+	e := newEnv(t, func(c *config.Config) {
+		c.OIDC[0].Issuer, c.OIDC[0].ClientID, c.OIDC[0].ClientSecret = issuer, "masthead", "secret"
+	})
+	_, challenge := pkce("provider")
+	q := url.Values{"provider": {e.Config.OIDC[0].Name}, "redirect_to": {e.URL + "/login/callback\xff"},
+		"code_challenge": {challenge}, "code_challenge_method": {"s256"}}
+	res := e.do(t, request{method: http.MethodGet, path: "/auth/v1/authorize?" + q.Encode(), noKey: true})
+	wantError(t, res, 400, "validation_failed")
+	var flows int
+	if err := e.DB.Owner(t).QueryRow(context.Background(), `select count(*) from auth.flow_state`).Scan(&flows); err != nil {
+		t.Fatal(err)
+	}
+	if flows != 0 {
+		t.Errorf("%d flows started", flows)
 	}
 }
