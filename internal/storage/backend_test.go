@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/johannesboyne/gofakes3"
@@ -54,6 +55,27 @@ func eachBackend(t *testing.T, fn func(t *testing.T, ev *env)) {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			fn(t, newEnv(t, newBackend(t, kind)))
+		})
+	}
+}
+
+// TestBackendDeleteMissing: deleting a key that holds nothing is no error on every backend
+// (Backend.Delete's contract), also when a part of its path is a file, as after a copy onto
+// "a.png/x" that the file a.png refused; the copy's clean-up then has nothing to log.
+func TestBackendDeleteMissing(t *testing.T) {
+	t.Parallel()
+	for _, kind := range backendKinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			b, ctx := newBackend(t, kind), context.Background()
+			if err := b.Put(ctx, "proj/a.png", strings.NewReader("png"), 3, "image/png"); err != nil {
+				t.Fatal(err)
+			}
+			for _, key := range []string{"proj/none.png", "none/none.png", "proj/a.png/x"} {
+				if err := b.Delete(ctx, key); err != nil {
+					t.Errorf("Delete(%q) = %v, want nil", key, err)
+				}
+			}
 		})
 	}
 }

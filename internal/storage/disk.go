@@ -140,9 +140,10 @@ func (d *Disk) Put(_ context.Context, key string, r io.Reader, size int64, _ str
 	return nil
 }
 
-// Delete implements Backend.
+// Delete implements Backend. A key under a file (a.png/x, with a.png a file) holds nothing
+// either: the file system says "not a directory" where it means that nothing is there.
 func (d *Disk) Delete(_ context.Context, key string) error {
-	if err := d.root.Remove(key); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := d.root.Remove(key); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 		return fmt.Errorf("storage: delete %s: %w", key, err)
 	}
 	return nil
