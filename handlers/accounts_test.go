@@ -210,8 +210,9 @@ func TestSettingsProjectAndCollections(t *testing.T) {
 		t.Errorf("saved %q %q %v", name, tz, chans)
 	}
 	owner.post("/p/northwind/settings/project", url.Values{"name": {"Northwind Monthly"}, "timezone": {"Mars/Olympus"}})
-	if p := owner.get("/p/northwind/settings"); p.count(`[data-testid="flash"].flash-error`) != 1 {
-		t.Errorf("a bad time zone was not refused on the page: %q", p.text(`[data-testid="flash"]`))
+	if p := owner.get("/p/northwind/settings"); p.count(`[data-testid="flash"].flash-error`) != 1 ||
+		p.text(`[data-testid="flash"].flash-error`) != `Unknown time zone "Mars/Olympus": use an IANA name such as Europe/Berlin or UTC.` {
+		t.Errorf("a bad time zone was not refused in words on the page: %q", p.text(`[data-testid="flash"].flash-error`))
 	}
 	// The refused save changed nothing, not even the name sent beside the bad time zone.
 	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select name, timezone from projects where slug = 'northwind'`).Scan(&name, &tz); err != nil {
@@ -429,6 +430,10 @@ func TestStartProject(t *testing.T) {
 	}
 	if p := b.get("/p/harbour/settings"); p.status != http.StatusOK || p.count(`[data-testid="member"]`) != 1 {
 		t.Errorf("the new project's settings: %d, %d members", p.status, p.count(`[data-testid="member"]`))
+	}
+	p = b.post("/projects/new", url.Values{"name": {"Elsewhere"}, "slug": {"elsewhere"}, "timezone": {"Mars/Olympus"}})
+	if got := p.text(`[data-testid="new-project-error"]`); p.status != http.StatusUnprocessableEntity || got != `Unknown time zone "Mars/Olympus": use an IANA name such as Europe/Berlin or UTC.` {
+		t.Errorf("an unknown time zone: %d %q", p.status, got)
 	}
 	p = b.post("/projects/new", url.Values{"name": {"Again"}, "slug": {"northwind"}, "timezone": {"UTC"}})
 	if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.text(`[data-testid="new-project-error"]`), `A project with slug "northwind" already exists`) {
