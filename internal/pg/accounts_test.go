@@ -67,6 +67,11 @@ func TestTimezoneRefusedInWords(t *testing.T) {
 			t.Errorf("%s: %q %q (%v), want 22023 %q", c.sql, fe.Code, fe.Message, err, want)
 		}
 	}
+	// A name too long for any zone is quoted cut short, not echoed whole.
+	_, err := f.try("ownerA", `update projects set timezone = $1 where slug = 'proj-a'`, strings.Repeat("z", 300))
+	if fe, _ := pg.ErrorFields(err); fe.Code != "22023" || fe.Message != `Unknown time zone "`+strings.Repeat("z", 63)+`…": use an IANA name such as Europe/Berlin or UTC` {
+		t.Errorf("a 300-character name: %q %q (%v)", fe.Code, fe.Message, err)
+	}
 	if n, err := f.try("ownerA", `update projects set timezone = 'Pacific/Chatham', name = 'A' where slug = 'proj-a'`); err != nil || n != 1 {
 		t.Errorf("a known time zone: %d rows (%v)", n, err)
 	}

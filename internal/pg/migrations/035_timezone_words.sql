@@ -6,7 +6,8 @@
 -- dashboard's settings and new-project pages showed it as their error, REST and MCP returned it.
 -- This trigger runs before the check, on every insert and on every update that sets the time
 -- zone, and refuses an unknown one as invalid_parameter_value (22023, REST's 400) naming the
--- value and what would do. The check stays as the guarantee.
+-- value and what would do. The check stays as the guarantee (and as the bound on the column's
+-- length that TestTextColumnsBounded names: a name past 255 characters resolves to no zone).
 -- TestTimezoneRefusedInWords (internal/pg), TestSettingsProjectAndCollections and TestStartProject
 -- (handlers) hold it.
 
@@ -15,8 +16,10 @@ language plpgsql set search_path = ''
 as $$
 begin
   if not app.valid_timezone(new.timezone) then
+    -- the name as sent, cut at 64 characters: a value too long for any zone is not echoed whole
     raise exception using errcode = '22023',
-      message = format('Unknown time zone "%s": use an IANA name such as Europe/Berlin or UTC', new.timezone);
+      message = format('Unknown time zone "%s": use an IANA name such as Europe/Berlin or UTC',
+                       case when length(new.timezone) > 64 then left(new.timezone, 63) || '…' else new.timezone end);
   end if;
   return new;
 end $$;
