@@ -162,6 +162,11 @@ func TestEditorRefusals(t *testing.T) {
 	if p := editor.post("/p/northwind/publications/new", url.Values{"title": {"  "}}); p.status != http.StatusUnprocessableEntity || p.text(`#title-err`) == "" {
 		t.Errorf("a create without a title: %d", p.status)
 	}
+	// A NUL (which no text can hold) is refused in words, the person's text kept.
+	p = editor.post("/p/northwind/publications/new", url.Values{"title": {"Nul\x00title"}, "body": {"b"}})
+	if want := "A text cannot hold the NUL character (U+0000): remove it and try again."; p.status != http.StatusUnprocessableEntity || !strings.Contains(p.text(`[data-testid="editor-notice"]`), want) {
+		t.Errorf("a create with a NUL: %d %q, want %q", p.status, p.text(`[data-testid="editor-notice"]`), want)
+	}
 	// A draft with a history (submitted, then withdrawn): no delete offered, and a forged
 	// delete is refused in words.
 	p = editor.post("/p/northwind/publications/new", url.Values{"title": {"Submitted once"}, "summary": {"s"}, "body": {"b"}})

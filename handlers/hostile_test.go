@@ -152,7 +152,7 @@ func TestHostileForms(t *testing.T) {
 // TestHandEditedURLs: a queue or schedule URL with a value the person typed or kept from long
 // ago shows the page, never an error about what the service was then asked: a queue page past
 // the end of the list (as a stale link to page 2 is once the queue shrinks, or a page number
-// too large to count rows by), a month of year 0 or 1 (the week before January of year 1 lies in
+// too large to count rows by), a search with a NUL in it, a month of year 0 or 1 (the week before January of year 1 lies in
 // year 0, which PostgreSQL does not have), and junk in the other filters.
 func TestHandEditedURLs(t *testing.T) {
 	t.Parallel()
@@ -168,6 +168,8 @@ func TestHandEditedURLs(t *testing.T) {
 		{"/p/northwind/queue?page=368934881474191034", `[data-testid="queue-empty"]`, "This page is past the end of the list."}, // 25 rows a page from here wraps below 0
 		{"/p/northwind/queue?status=all&q=council&page=400", `[data-testid="queue-empty"]`, "This page is past the end of the list."},
 		{"/p/northwind/queue?page=-5&from=%ff&to=9999-99-99&collection=zz&status=%00", `[data-testid="queue-summary"]`, "1–"},
+		{"/p/northwind/queue?status=all&q=coun%00cil", `[data-testid="queue-summary"]`, "1–"}, // no text holds a NUL: "council" is searched
+		{"/p/northwind/queue?status=all&q=%00", `[data-testid="queue-summary"]`, "1–"},          // nothing left: no search
 		{"/p/northwind/schedule?view=month&month=0000-01", "#month-title", thisMonth},
 		{"/p/northwind/schedule?view=month&month=0001-01", "#month-title", thisMonth},
 		{"/p/northwind/schedule?view=month&month=%00", "#month-title", thisMonth},

@@ -65,12 +65,17 @@ func (q *queueQuery) normalise() {
 	if _, err := time.Parse(dateInput, q.To); err != nil {
 		q.To = ""
 	}
-	q.Text = strings.TrimSpace(q.Text)
-	if len(q.Text) > 200 {
-		q.Text = q.Text[:200]
+	// No stored text holds a NUL (PostgreSQL's text cannot), and the service refuses one in a
+	// search; a cut at 200 bytes keeps whole characters.
+	q.Text = strings.TrimSpace(strings.ReplaceAll(q.Text, "\x00", ""))
+	if len(q.Text) > maxSearch {
+		q.Text = strings.ToValidUTF8(q.Text[:maxSearch], "")
 	}
 	q.Page = min(max(q.Page, 1), maxPage)
 }
+
+// maxSearch is how many bytes of a search the queue keeps.
+const maxSearch = 200
 
 // maxPage bounds the page a URL may ask for, far past the end of any queue, so that the rows
 // before it ((page-1)*pageSize, and a search's walk beyond them) are counted without wrapping

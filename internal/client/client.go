@@ -208,8 +208,18 @@ func decodeError(status int, b []byte) *Error {
 	e.Code = firstNonEmpty(v.ErrorCode, code, v.ErrorName)
 	e.Message = firstNonEmpty(v.Message, v.Msg, v.ErrorDescription, http.StatusText(status))
 	e.Details, e.Hint = v.Details, v.Hint
+	if e.Code == codeNulInText && strings.Contains(e.Details, `\u0000`) {
+		// PostgreSQL's words ("unsupported Unicode escape sequence") name its JSON parser, not
+		// what the person sent.
+		e.Message = "a text cannot hold the NUL character (U+0000): remove it and try again"
+	}
 	return e
 }
+
+// codeNulInText is PostgreSQL's error for a character a JSON value cannot be read as text with;
+// in a UTF-8 database only a NUL (\u0000, named in the details), which is how one arrives from
+// a form or a tool's arguments.
+const codeNulInText = "22P05"
 
 func firstNonEmpty(s ...string) string {
 	for _, v := range s {
