@@ -169,7 +169,7 @@ func TestHandEditedURLs(t *testing.T) {
 		{"/p/northwind/queue?status=all&q=council&page=400", `[data-testid="queue-empty"]`, "This page is past the end of the list."},
 		{"/p/northwind/queue?page=-5&from=%ff&to=9999-99-99&collection=zz&status=%00", `[data-testid="queue-summary"]`, "1–"},
 		{"/p/northwind/queue?status=all&q=coun%00cil", `[data-testid="queue-summary"]`, "1–"}, // no text holds a NUL: "council" is searched
-		{"/p/northwind/queue?status=all&q=%00", `[data-testid="queue-summary"]`, "1–"},          // nothing left: no search
+		{"/p/northwind/queue?status=all&q=%00", `[data-testid="queue-summary"]`, "1–"},        // nothing left: no search
 		{"/p/northwind/schedule?view=month&month=0000-01", "#month-title", thisMonth},
 		{"/p/northwind/schedule?view=month&month=0001-01", "#month-title", thisMonth},
 		{"/p/northwind/schedule?view=month&month=%00", "#month-title", thisMonth},
