@@ -202,6 +202,11 @@ func checkRedirectURI(raw string) error {
 	if u.Fragment != "" || strings.Contains(raw, "#") {
 		return errors.New("redirect URI " + quote(raw) + " must not have a fragment")
 	}
+	if u.User != nil {
+		// https://app.test@evil.test/cb goes to evil.test: a consent page showing the URI would
+		// mislead the person reading it (RFC 3986 7.6).
+		return errors.New("redirect URI " + quote(raw) + " must not carry a user name or password (user@host)")
+	}
 	scheme := strings.ToLower(u.Scheme)
 	switch {
 	case scheme == "https":

@@ -147,6 +147,8 @@ func TestOAuthRegister(t *testing.T) {
 		"http non-loopback": {"redirect_uris": []string{"http://app.test/cb"}},
 		"fragment":          {"redirect_uris": []string{"https://app.test/cb#x"}},
 		"javascript":        {"redirect_uris": []string{"javascript:alert(1)"}},
+		"userinfo":          {"redirect_uris": []string{"https://app.test@evil.test/cb"}},
+		"user and password": {"redirect_uris": []string{"http://me:pw@127.0.0.1/cb"}},
 	} {
 		res := e.do(t, request{path: "/auth/v1/oauth/clients/register", json: meta, noKey: true})
 		if res.status != http.StatusBadRequest || res.body["error"] != "invalid_redirect_uri" {
