@@ -183,6 +183,11 @@ func TestConditionalAndRange(t *testing.T) {
 			{"open range", "GET", "viewerA", map[string]string{"Range": "bytes=20-"}, 206, ev.png[20:], "bytes 20-" + strconv.Itoa(size-1) + "/" + strconv.Itoa(size)},
 			{"range past the end is clipped", "GET", "viewerA", map[string]string{"Range": "bytes=10-999999"}, 206, ev.png[10:], "bytes 10-" + strconv.Itoa(size-1) + "/" + strconv.Itoa(size)},
 			{"unsatisfiable range", "GET", "viewerA", map[string]string{"Range": "bytes=999999-"}, 416, nil, "bytes */" + strconv.Itoa(size)},
+			// RFC 9110 §14.1.1: a suffix of length 0 cannot be satisfied; with others it is skipped.
+			{"empty suffix range", "GET", "viewerA", map[string]string{"Range": "bytes=-0"}, 416, nil, "bytes */" + strconv.Itoa(size)},
+			{"empty suffix ranges", "GET", "viewerA", map[string]string{"Range": "bytes= -00 , -0"}, 416, nil, "bytes */" + strconv.Itoa(size)},
+			{"empty suffix beside a range", "GET", "viewerA", map[string]string{"Range": "bytes=-0,0-9"}, 206, ev.png[:10], "bytes 0-9/" + strconv.Itoa(size)},
+			{"range ending at 0", "GET", "viewerA", map[string]string{"Range": "bytes=0-0"}, 206, ev.png[:1], "bytes 0-0/" + strconv.Itoa(size)},
 			{"If-Range same etag honours range", "GET", "viewerA", map[string]string{"Range": "bytes=0-9", "If-Range": etag}, 206, ev.png[:10], "bytes 0-9/" + strconv.Itoa(size)},
 			{"If-Range stale etag sends all", "GET", "viewerA", map[string]string{"Range": "bytes=0-9", "If-Range": `"stale"`}, 200, ev.png, ""},
 			{"If-Range stale date sends all", "GET", "viewerA", map[string]string{"Range": "bytes=0-9", "If-Range": earlier}, 200, ev.png, ""},

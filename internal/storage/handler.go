@@ -452,9 +452,38 @@ func (h *Handler) serve(c echo.Context, key, contentType string) error {
 	// which repeats the access check and costs a 304 when nothing changed.
 	hdr["Cache-Control"] = privateNoCache
 	hdr.Set("ETag", obj.ETag)
+	skipEmptySuffixes(c.Request().Header)
 	http.ServeContent(sendfileWriter{c.Response()}, c.Request(), "", obj.ModTime, obj.Body)
 	return nil
 }
+
+// skipEmptySuffixes rewrites each suffix range of length 0 ("bytes=-0") in a Range header as a
+// range that starts past any end. RFC 9110 §14.1.1 makes such a range unsatisfiable, but
+// http.ServeContent answers it with a 206 of nothing whose Content-Range ends before it starts
+// ("bytes 100-99/100"); a range past the end it skips, as the RFC asks, and a header of
+// nothing else gets its 416.
+func skipEmptySuffixes(h http.Header) {
+	v := h.Get("Range")
+	set, ok := strings.CutPrefix(v, "bytes=")
+	if !ok || !strings.Contains(set, "-0") {
+		return
+	}
+	specs := strings.Split(set, ",")
+	changed := false
+	for i, spec := range specs {
+		start, end, _ := strings.Cut(spec, "-")
+		end = strings.TrimSpace(end)
+		if strings.TrimSpace(start) == "" && end != "" && strings.Trim(end, "0") == "" {
+			specs[i], changed = pastAnyEnd, true
+		}
+	}
+	if changed {
+		h.Set("Range", "bytes="+strings.Join(specs, ","))
+	}
+}
+
+// pastAnyEnd is a byte range that begins after the end of any object.
+const pastAnyEnd = "9223372036854775807-"
 
 // attachment reads the download query parameter, as Supabase Storage does and as supabase-js
 // appends it to signed URLs (createSignedUrl(s) with {download}): absent, the object is served
