@@ -169,3 +169,21 @@ func TestTimesAtTheEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestCounts: counts read as the rest of the dashboard writes numbers, grouped in thousands,
+// with the noun that agrees; the banner's count of nothing is no text at all.
+func TestCounts(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{plural(1, "promo", "promos"), "1 promo"},
+		{plural(0, "promo", "promos"), "0 promos"},
+		{plural(1200, "word", "words"), "1,200 words"},
+		{thousands(-1234567), "-1,234,567"},
+		{countLabel(0), ""},
+		{countLabel(7), "7"},
+		{countLabel(1234), "1,234"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}

@@ -89,7 +89,7 @@ func countLabel(n int) string {
 	if n == 0 {
 		return ""
 	}
-	return strconv.Itoa(n)
+	return thousands(n)
 }
 
 // inboxGroup is a group being filled, with how many wait for its reason in all.
