@@ -329,6 +329,22 @@ func TestPromoCards(t *testing.T) {
 	if p := b.post(base+"/promos/x/delete", nil); p.status != http.StatusSeeOther || count() != 0 {
 		t.Fatalf("remove: %d, %d left", p.status, promos)
 	}
+	if got := b.get(base + "/edit").text(`[data-testid="flash"]`); got != "Promo removed." {
+		t.Errorf("after removing: flash %q", got)
+	}
+	// Removing it again (a second tab, Back) says there was none rather than claiming a removal;
+	// a channel that does not exist is not found.
+	if p := b.post(base+"/promos/x/delete", nil); p.status != http.StatusSeeOther {
+		t.Fatalf("remove again: %d", p.status)
+	}
+	if got := b.get(base + "/edit").text(`[data-testid="flash"]`); got != "There was no X promo to remove." {
+		t.Errorf("after removing again: flash %q", got)
+	}
+	for _, ch := range []string{"nochannel", "x%00"} {
+		if p := b.post(base+"/promos/"+ch+"/delete", nil); p.status != http.StatusNotFound {
+			t.Errorf("remove a promo of channel %q: %d %q", ch, p.status, p.text("main"))
+		}
+	}
 	// Another channel, on request.
 	var other string
 	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select slug from channels where not (slug = any ($1)) order by slug limit 1`, defaults).Scan(&other); err != nil {

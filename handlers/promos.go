@@ -168,15 +168,27 @@ func (a *App) removePromo(c echo.Context) error {
 	if err != nil {
 		return a.fail(c, err)
 	}
-	ch := c.Param("channel")
-	err = a.call(c, func(token string) error { return a.api.DeletePromo(ctx(c), token, p.ID, ch) })
+	ch, _, err := a.channelOf(c)
+	if err != nil {
+		return a.fail(c, err)
+	}
+	var removed bool
+	err = a.call(c, func(token string) (err error) {
+		removed, err = a.api.DeletePromo(ctx(c), token, p.ID, ch.Slug)
+		return err
+	})
 	if e, ok := client.ErrorOf(err); ok && (e.Status == http.StatusConflict || e.Status == http.StatusForbidden) {
 		a.flash(c, layout.Flash{Kind: "error", Text: "Not removed. " + sentence(e.Message)})
-		return a.redirect(c, publicationURL(pc.project.Slug, p.ID)+"/edit#promo-"+ch)
+		return a.redirect(c, publicationURL(pc.project.Slug, p.ID)+"/edit#promo-"+ch.Slug)
 	}
 	if err != nil {
 		return a.fail(c, err)
 	}
-	a.flash(c, layout.Flash{Kind: "success", Text: "Promo removed."})
+	if !removed {
+		// Removed already (another tab, Back and resend): say so rather than claim a removal.
+		a.flash(c, layout.Flash{Kind: "info", Text: "There was no " + ch.Name + " promo to remove."})
+	} else {
+		a.flash(c, layout.Flash{Kind: "success", Text: "Promo removed."})
+	}
 	return a.redirect(c, publicationURL(pc.project.Slug, p.ID)+"/edit#promos-title")
 }

@@ -91,10 +91,14 @@ func (c *Client) SavePromo(ctx context.Context, accessToken, publicationID, chan
 
 // DeletePromo removes the publication's promo for channel; removing one that is not there is
 // not an error.
-func (c *Client) DeletePromo(ctx context.Context, accessToken, publicationID, channel string) error {
-	q := From("promos").Eq("publication_id", publicationID).Eq("channel", channel)
-	_, err := c.do(ctx, request{method: http.MethodDelete, path: "/rest/v1/promos", query: q.params, token: accessToken})
-	return err
+func (c *Client) DeletePromo(ctx context.Context, accessToken, publicationID, channel string) (removed bool, err error) {
+	q := From("promos").Select("channel").Eq("publication_id", publicationID).Eq("channel", channel)
+	res, err := c.do(ctx, request{method: http.MethodDelete, path: "/rest/v1/promos", query: q.params,
+		token: accessToken, header: http.Header{"Prefer": {"return=representation"}}})
+	if err != nil {
+		return false, err
+	}
+	return string(res.body) != "[]", nil
 }
 
 // Channels lists every channel with its limits, by name.
