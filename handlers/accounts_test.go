@@ -71,6 +71,12 @@ func TestSettingsInviteAndManage(t *testing.T) {
 		t.Errorf("members listed as %q, want %q", listed, want)
 	}
 
+	// A hand-made URL whose id is no id at all is not found, not PostgreSQL's words about uuids.
+	for _, path := range []string{"/members/not-a-uuid/role", "/members/not-a-uuid/remove", "/invitations/x/revoke", "/collections/x%00/remove"} {
+		if p := owner.post("/p/northwind/settings"+path, url.Values{"role": {"editor"}}); p.status != http.StatusNotFound {
+			t.Errorf("POST %s: %d %q", path, p.status, owner.get("/p/northwind/settings").text(`[data-testid="flash"]`))
+		}
+	}
 	p = owner.post("/p/northwind/settings/invitations", url.Values{"email": {"newcomer@northwind.test"}, "role": {"reviewer"}})
 	if p.status != http.StatusSeeOther || p.location() != "/p/northwind/settings" {
 		t.Fatalf("invite: %d → %s", p.status, p.location())

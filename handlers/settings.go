@@ -81,6 +81,12 @@ func (a *App) settings(c echo.Context) error {
 // to the settings page with what happened. The service's refusals (not an owner, the last
 // owner, a bad value) are shown there in its words; anything else is a failure page.
 func (a *App) settingsChange(c echo.Context, done string, change func(token string, p *client.Project) error) error {
+	for _, name := range []string{"uid", "id"} {
+		// A member, invitation or collection is named by its id: anything else is no such thing.
+		if v := c.Param(name); v != "" && !uuidRE.MatchString(v) {
+			return a.fail(c, errNotFound)
+		}
+	}
 	pc, err := a.loadProjects(c, c.Param("slug"))
 	if err != nil {
 		return a.fail(c, err)
