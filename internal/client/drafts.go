@@ -89,8 +89,8 @@ func (c *Client) SavePromo(ctx context.Context, accessToken, publicationID, chan
 	return &rows[0], nil
 }
 
-// DeletePromo removes the publication's promo for channel; removing one that is not there is
-// not an error.
+// DeletePromo removes the publication's promo for channel and says whether there was one to
+// remove: removing one that is not there (or that the caller cannot see) is not an error.
 func (c *Client) DeletePromo(ctx context.Context, accessToken, publicationID, channel string) (removed bool, err error) {
 	q := From("promos").Select("channel").Eq("publication_id", publicationID).Eq("channel", channel)
 	res, err := c.do(ctx, request{method: http.MethodDelete, path: "/rest/v1/promos", query: q.params,
