@@ -214,14 +214,15 @@ func TestOIDCSignIn(t *testing.T) {
 		t.Fatalf("verified email linked to %s (%v), want %s", uid, err, ada.ID)
 	}
 
-	// GitLab: shown, not offered; the service refuses it without sending anyone away.
+	// GitLab, configured nowhere: not on the page at all; the service refuses it without sending
+	// anyone away.
 	res, err := http.Get(env.URL + "/login")
 	if err != nil {
 		t.Fatal(err)
 	}
 	page, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if !strings.Contains(string(page), "Sign in with GitLab (not available)") || !strings.Contains(string(page), `href="/login/provider/google"`) {
+	if strings.Contains(string(page), "GitLab") || !strings.Contains(string(page), `href="/login/provider/google"`) {
 		t.Fatalf("sign-in page providers:\n%s", page)
 	}
 	res, err = http.Get(env.URL + "/auth/v1/authorize?provider=gitlab&redirect_to=" + url.QueryEscape(env.URL+"/login/callback"))

@@ -15,7 +15,7 @@ import (
 
 // TestLoginDemoAccounts: the sign-in page lists the demo accounts and their password when the
 // dashboard is configured with them (only `masthead dev` does), and says nothing of them when
-// it is not.
+// it is not; with no upstream provider configured it offers none.
 func TestLoginDemoAccounts(t *testing.T) {
 	t.Parallel()
 	env := servertest.New(t, nil)
@@ -49,6 +49,11 @@ func TestLoginDemoAccounts(t *testing.T) {
 		ts.Close()
 		if err != nil || res.StatusCode != http.StatusOK {
 			t.Fatalf("%s: GET /login: %d %v", c.name, res.StatusCode, err)
+		}
+		// The service configures no upstream provider here, so none is offered, not even as
+		// "not available".
+		if got := doc.Find(`[data-testid="login-providers"]`); got.Length() != 0 || strings.Contains(doc.Text(), "Sign in with") {
+			t.Errorf("%s: the sign-in page offers providers nobody configured: %q", c.name, got.Text())
 		}
 		demo := doc.Find(`[data-testid="demo-logins"]`)
 		if c.logins == nil {

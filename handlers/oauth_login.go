@@ -17,9 +17,9 @@ const (
 	keyPKCENext = "pkce_next"
 )
 
-// loginProviders are the provider buttons of /login. A provider the service has no
-// credentials for is shown as unavailable rather than hidden, so people know why their usual
-// way in is missing; if the list cannot be had, the page simply offers the password form.
+// loginProviders are the provider buttons of /login: those the service has credentials for.
+// One it has none for is not offered at all, as a provider the install chose not to use; if
+// the list cannot be had, the page simply offers the password form.
 func (a *App) loginProviders(c echo.Context, next string) []pages.LoginProvider {
 	ps, err := a.api.Providers(ctx(c))
 	if err != nil {
@@ -28,11 +28,14 @@ func (a *App) loginProviders(c echo.Context, next string) []pages.LoginProvider 
 	}
 	out := make([]pages.LoginProvider, 0, len(ps))
 	for _, p := range ps {
+		if !p.Enabled {
+			continue
+		}
 		u := "/login/provider/" + url.PathEscape(p.Name)
 		if next != "" {
 			u += "?" + url.Values{"next": {next}}.Encode()
 		}
-		out = append(out, pages.LoginProvider{Label: p.Label, URL: u, Available: p.Enabled})
+		out = append(out, pages.LoginProvider{Label: p.Label, URL: u})
 	}
 	return out
 }
