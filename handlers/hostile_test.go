@@ -182,4 +182,9 @@ func TestHandEditedURLs(t *testing.T) {
 			}
 		})
 	}
+	// A search longer than the queue keeps is cut on a character's edge, not inside one.
+	a199 := strings.Repeat("a", 199)
+	if got := b.get("/p/northwind/queue?status=all&q="+a199+"%C3%A9").doc.Find("#q").AttrOr("value", ""); got != a199 {
+		t.Errorf("a 201-byte search kept as %q (%d bytes), want the 199 bytes before the cut character", got, len(got))
+	}
 }
