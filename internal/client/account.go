@@ -192,22 +192,14 @@ func errNothingChanged(what string) *Error {
 	return &Error{Status: http.StatusForbidden, Message: "only an owner of the project can change " + what}
 }
 
-// write sends a PATCH (body) or DELETE (body nil) to table rows matching q and reports an
-// *Error with status 403 when no row changed.
+// write changes the rows matching q (see changed) and reports an *Error with status 403 when
+// no row changed.
 func (c *Client) write(ctx context.Context, accessToken string, q *Query, body any, what string) error {
-	method := http.MethodPatch
-	if body == nil {
-		method = http.MethodDelete
-	}
-	res, err := c.do(ctx, request{method: method, path: "/rest/v1/" + q.table, query: q.params, token: accessToken,
-		body: body, header: http.Header{"Prefer": {"return=representation"}}})
-	if err != nil {
-		return err
-	}
-	if string(res.body) == "[]" {
+	ok, err := c.changed(ctx, accessToken, q, body)
+	if err == nil && !ok {
 		return errNothingChanged(what)
 	}
-	return nil
+	return err
 }
 
 // SetMemberRole changes a member's role; the last owner cannot be demoted (409).

@@ -56,16 +56,11 @@ func (c *Client) UpdateDraft(ctx context.Context, accessToken, publicationID str
 // DeleteDraft deletes a draft that was never submitted. One with a history is an *Error with
 // status 409 (archive it instead); one the caller may not delete, or cannot see, is a 404.
 func (c *Client) DeleteDraft(ctx context.Context, accessToken, publicationID string) error {
-	q := From("publications").Eq("id", publicationID)
-	res, err := c.do(ctx, request{method: http.MethodDelete, path: "/rest/v1/publications", query: q.params,
-		token: accessToken, header: http.Header{"Prefer": {"return=representation"}}})
-	if err != nil {
-		return err
-	}
-	if string(res.body) == "[]" {
+	ok, err := c.changed(ctx, accessToken, From("publications").Select("id").Eq("id", publicationID), nil)
+	if err == nil && !ok {
 		return &Error{Status: http.StatusNotFound, Message: "that draft cannot be deleted: it is not a draft, or not yours to delete"}
 	}
-	return nil
+	return err
 }
 
 // SavePromo writes the publication's promo for channel: created if it has none, else its body
@@ -92,13 +87,7 @@ func (c *Client) SavePromo(ctx context.Context, accessToken, publicationID, chan
 // DeletePromo removes the publication's promo for channel and says whether there was one to
 // remove: removing one that is not there (or that the caller cannot see) is not an error.
 func (c *Client) DeletePromo(ctx context.Context, accessToken, publicationID, channel string) (removed bool, err error) {
-	q := From("promos").Select("channel").Eq("publication_id", publicationID).Eq("channel", channel)
-	res, err := c.do(ctx, request{method: http.MethodDelete, path: "/rest/v1/promos", query: q.params,
-		token: accessToken, header: http.Header{"Prefer": {"return=representation"}}})
-	if err != nil {
-		return false, err
-	}
-	return string(res.body) != "[]", nil
+	return c.changed(ctx, accessToken, From("promos").Select("channel").Eq("publication_id", publicationID).Eq("channel", channel), nil)
 }
 
 // Channels lists every channel with its limits, by name.

@@ -108,6 +108,23 @@ func (c *Client) Get(ctx context.Context, accessToken string, q *Query, out any)
 	return res, nil
 }
 
+// changed sends a PATCH of body (a DELETE when body is nil) to the rows of q's table that q's
+// filters match, and says whether any row changed. Row-level security lets a write through to
+// the rows the caller may change and answers the others as absent, so PostgREST's empty list
+// (Prefer: return=representation, of q's select) is the only sign that nothing was changed.
+func (c *Client) changed(ctx context.Context, accessToken string, q *Query, body any) (bool, error) {
+	method := http.MethodPatch
+	if body == nil {
+		method = http.MethodDelete
+	}
+	res, err := c.do(ctx, request{method: method, path: "/rest/v1/" + url.PathEscape(q.table), query: q.params, token: accessToken,
+		body: body, header: http.Header{"Prefer": {"return=representation"}}})
+	if err != nil {
+		return false, err
+	}
+	return string(res.body) != "[]", nil
+}
+
 // GetRaw runs q as Get does and returns the service's JSON as it came (the rows' array, or the
 // one row's object with Single), for a caller that decodes it its own way (MCP's read tools use
 // a faster decoder than encoding/json). Refusals are the same *Error as from Get. A counted
