@@ -90,7 +90,7 @@ func (w *world) write(t *testing.T, js bool) {
 	ed.shot("write-035-image")
 	if js {
 		// "— or drop it here" is shown only with script, in a span laid out as a flex box,
-		// which drops a space it starts with: the label once read "50.0 MB)— or drop it here".
+		// which drops a space it starts with: the label once read "50 MB)— or drop it here".
 		gap, err := chromedp.Run(ed.ctx, chromedp.Evaluate[float64](`(() => {
 			const label = document.querySelector('label[for="file"]'), drop = label.querySelector('.js-only');
 			const text = label.firstChild, close = text.textContent.lastIndexOf(')');

@@ -181,6 +181,15 @@ func TestCounts(t *testing.T) {
 		{countLabel(0), ""},
 		{countLabel(7), "7"},
 		{countLabel(1234), "1,234"},
+		{sizeWords(1), "1 byte"},
+		{sizeWords(1000), "1,000 bytes"},
+		{sizeWords(1536), "1.5 KB"},
+		{sizeWords(10 << 10), "10 KB"},
+		{sizeWords(1023 << 10), "1,023 KB"},
+		{sizeWords(50 << 20), "50 MB"}, // the upload limit, where it said "50.0 MB"
+		{sizeWords(1<<20 + 1<<19), "1.5 MB"},
+		{sizeWords(10<<20 - 1), "10 MB"},
+		{sizeWords(2048 << 20), "2,048 MB"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)

@@ -80,7 +80,7 @@ func TestMediaInTheEditor(t *testing.T) {
 		return out
 	}
 	// The file field says what it takes, and (with JS) that a file may be dropped instead.
-	if got := strings.Join(strings.Fields(b.get(base+"/edit").text(`label[for="file"]`)), " "); got != "Image (PNG, JPEG, GIF or WebP, up to 50.0 MB) — or drop it here" {
+	if got := strings.Join(strings.Fields(b.get(base+"/edit").text(`label[for="file"]`)), " "); got != "Image (PNG, JPEG, GIF or WebP, up to 50 MB) — or drop it here" {
 		t.Errorf("the file field reads %q", got)
 	}
 	for _, alt := range []string{"A red boat", "A blue boat"} {

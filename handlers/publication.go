@@ -3,6 +3,7 @@ package handlers
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -170,15 +171,23 @@ func mediaItem(slug string, n int, pm client.PublicationMedia) pages.MediaItem {
 	return pages.MediaItem{ID: md.ID, Src: mediaURL(slug, md.ID), Alt: md.AltText, MissingAlt: md.AltText == "", Caption: caption}
 }
 
+// sizeWords is n bytes as a person reads a file's size: "1 byte", "512 bytes", "1.5 KB",
+// "50 MB". Under 10 of a unit it keeps one decimal, dropped when it is zero ("50.0 MB" read as
+// a measurement of something that is exactly the limit); from 10 on, whole units.
 func sizeWords(n int64) string {
+	v, unit := float64(n), ""
 	switch {
 	case n >= 1<<20:
-		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MB"
+		v, unit = v/(1<<20), " MB"
 	case n >= 1<<10:
-		return strconv.FormatInt(n>>10, 10) + " KB"
+		v, unit = v/(1<<10), " KB"
 	default:
-		return strconv.FormatInt(n, 10) + " bytes"
+		return plural(int(n), "byte", "bytes")
 	}
+	if v < 10 {
+		return strings.TrimSuffix(strconv.FormatFloat(v, 'f', 1, 64), ".0") + unit
+	}
+	return thousands(int(math.Round(v))) + unit
 }
 
 // unitWords name what a channel counts, for one and for any other number.
