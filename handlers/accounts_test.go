@@ -328,18 +328,32 @@ func TestRevokeInvitation(t *testing.T) {
 }
 
 // TestAccountPage: /account changes the display name (banner and profile follow), refuses a
-// wrong current password in words, changes the password, lists sessions and signs the others out.
+// wrong current password in words, changes the password, lists sessions by the browser each
+// was opened in and signs the others out.
 func TestAccountPage(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
 	me := s.browser(t)
+	me.ua = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_6) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Safari/605.1.15"
 	me.login("editor@northwind.test")
 	elsewhere := s.browser(t)
+	elsewhere.ua = "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0"
 	elsewhere.login("editor@northwind.test")
 
 	p := me.get("/account")
 	if p.status != http.StatusOK || p.count(`[data-testid="session"]`) != 2 || p.count(`[data-testid="sign-out-others"]`) != 1 {
 		t.Fatalf("account: %d, %d sessions", p.status, p.count(`[data-testid="session"]`))
+	}
+	// Each session is named by the browser that signed in, not by the dashboard's own client
+	// (every dashboard sign-in once read "A browser").
+	var devices []string
+	p.doc.Find(`[data-testid="session"]`).Each(func(_ int, row *goquery.Selection) {
+		devices = append(devices, strings.Join(strings.Fields(row.Text()), " "))
+	})
+	slices.Sort(devices)
+	if len(devices) != 2 || !strings.HasPrefix(devices[0], "Firefox on Linux 127.0.0.1") ||
+		!strings.HasPrefix(devices[1], "Safari on macOS (this browser)") {
+		t.Errorf("sessions listed as %q", devices)
 	}
 	if cur, _ := p.doc.Find(`a.account-link`).Attr("aria-current"); cur != "page" {
 		t.Error("the banner's Account link is not marked current")

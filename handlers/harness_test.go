@@ -182,6 +182,7 @@ type browser struct {
 	base string
 	hc   *http.Client
 	csrf string
+	ua   string // the User-Agent of every request, when set (else Go's)
 }
 
 func (s *stack) browser(t testing.TB) *browser {
@@ -206,6 +207,9 @@ func (p page) location() string       { return p.header.Get("Location") }
 
 func (b *browser) do(req *http.Request) page {
 	b.t.Helper()
+	if b.ua != "" {
+		req.Header.Set("User-Agent", b.ua)
+	}
 	res, err := b.hc.Do(req)
 	if err != nil {
 		b.t.Fatalf("%s %s: %v", req.Method, req.URL, err)

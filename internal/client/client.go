@@ -127,6 +127,9 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 		// its MASTHEAD_TRUSTED_PROXIES; in process (InProcess), the address is the peer itself.
 		req.Header.Set("X-Forwarded-For", ip)
 	}
+	if ua := UserAgent(ctx); ua != "" {
+		req.Header.Set("User-Agent", ua)
+	}
 	if id := RequestID(ctx); id != "" {
 		req.Header.Set("X-Request-Id", id)
 	}

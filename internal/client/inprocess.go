@@ -13,16 +13,24 @@ import (
 // originKey carries, in a request's context, the request that calls made with it serve.
 type originKey struct{}
 
-// origin is that request: the address of the person who made it and its id.
-type origin struct{ ip, requestID string }
+// origin is that request: the address and User-Agent of the person who made it, and its id.
+type origin struct{ ip, userAgent, requestID string }
 
 // ForRequest records that calls made with ctx serve the request with id requestID, made by a
-// person at ip (a browser's address, an assistant's). The service's rate limits and logs then
-// see that person, not the dashboard or the MCP server, and each call carries the id as
-// X-Request-Id, which the service keeps, so the request and every service request it made
-// share one id in the access log. Either may be "".
-func ForRequest(ctx context.Context, ip, requestID string) context.Context {
-	return context.WithValue(ctx, originKey{}, origin{ip: ip, requestID: requestID})
+// person at ip (a browser's address, an assistant's) with userAgent. The service's rate limits
+// and logs then see that person, not the dashboard or the MCP server; a session the call opens
+// or refreshes records their address and browser (the account page names it, "Firefox on
+// Linux", where every dashboard sign-in once read "A browser": the dashboard's own Go client);
+// and each call carries the id as X-Request-Id, which the service keeps, so the request and
+// every service request it made share one id in the access log. Any may be "".
+func ForRequest(ctx context.Context, ip, userAgent, requestID string) context.Context {
+	return context.WithValue(ctx, originKey{}, origin{ip: ip, userAgent: userAgent, requestID: requestID})
+}
+
+// UserAgent is the User-Agent ForRequest recorded, or "".
+func UserAgent(ctx context.Context) string {
+	o, _ := ctx.Value(originKey{}).(origin)
+	return o.userAgent
 }
 
 // ClientIP is the address ForRequest recorded, or "".

@@ -158,10 +158,11 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // clients never hold it.
 func (s *Server) Mount(e *echo.Echo) {
 	e.Any(Path, func(c echo.Context) error {
-		// Tool calls reach /rest/v1 as the assistant's own address, with this request's id, so
-		// the service's access log shows who made them and which call they belong to.
+		// Tool calls reach /rest/v1 as the assistant's own address and User-Agent, with this
+		// request's id, so the service's access log shows who made them and which call they
+		// belong to.
 		r := c.Request()
-		ctx := client.ForRequest(r.Context(), c.RealIP(), c.Response().Header().Get(echo.HeaderXRequestID))
+		ctx := client.ForRequest(r.Context(), c.RealIP(), r.UserAgent(), c.Response().Header().Get(echo.HeaderXRequestID))
 		s.handler.ServeHTTP(c.Response(), r.WithContext(ctx))
 		return nil
 	})
