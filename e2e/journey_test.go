@@ -346,6 +346,8 @@ func (w *world) journey(t *testing.T, js bool, target [2]string) {
 	events := rev.count(`[data-testid="event"]`)
 	rev.shot("02-detail")
 	rev.spaced(".detail-main")
+	// The article's blocks too: its "By the numbers" table once sat against the next heading.
+	rev.spaced(`[data-testid="pub-body"] .prose`)
 	if js {
 		rev.axe("detail")
 	}
