@@ -187,6 +187,52 @@ func TestSettingsInviteAndManage(t *testing.T) {
 	}
 }
 
+// TestOwnerStepsDownOrLeaves: an owner's change to their own membership leaves them where they
+// may still be, told what happened, not on a settings page that now answers 403 or 404 beside
+// the success. Their own row offers "Leave" where the others' offer "Remove".
+func TestOwnerStepsDownOrLeaves(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.makeOwner(t, "lead@northwind.test", "northwind") // the owner who remains
+	s.makeOwner(t, "editor@northwind.test", "northwind")
+	var me string
+	if err := s.env.DB.Owner(t).QueryRow(context.Background(), `select id::text from profiles where email = 'editor@northwind.test'`).Scan(&me); err != nil {
+		t.Fatal(err)
+	}
+	b := s.browser(t)
+	b.login("editor@northwind.test")
+	p := b.get("/p/northwind/settings")
+	if p.count(`[data-testid="leave"]`) != 1 || p.count(`[data-testid="member"] button[aria-label^="Remove "]`) != 4 {
+		t.Errorf("%d Leave and %d Remove buttons, want 1 (mine) and 4", p.count(`[data-testid="leave"]`), p.count(`[data-testid="member"] button[aria-label^="Remove "]`))
+	}
+	flash := func(p page) string { return p.text(`[data-testid="flash"]`) }
+
+	p = b.post("/p/northwind/settings/members/"+me+"/role", url.Values{"role": {"editor"}})
+	if p.status != http.StatusSeeOther || p.location() != "/p/northwind/queue" {
+		t.Fatalf("stepping down: %d → %q, want the queue", p.status, p.location())
+	}
+	if p = b.get(p.location()); p.status != http.StatusOK ||
+		flash(p) != "You are now an editor of Northwind Daily; only its owners manage its settings." {
+		t.Errorf("after stepping down: %d, %q", p.status, flash(p))
+	}
+	if role := s.roleOf(t, "editor@northwind.test", "northwind"); role != "editor" {
+		t.Errorf("stepped down to %q", role)
+	}
+
+	s.makeOwner(t, "editor@northwind.test", "northwind")
+	b.get("/p/northwind/settings")
+	p = b.post("/p/northwind/settings/members/"+me+"/remove", nil)
+	if p.status != http.StatusSeeOther || p.location() != "/" {
+		t.Fatalf("leaving: %d → %q, want the start page", p.status, p.location())
+	}
+	if p = b.get("/"); p.status != http.StatusOK || flash(p) != "You left Northwind Daily." {
+		t.Errorf("after leaving: %d, %q", p.status, flash(p))
+	}
+	if role := s.roleOf(t, "editor@northwind.test", "northwind"); role != "" {
+		t.Errorf("still a member as %q", role)
+	}
+}
+
 // northwindOwner is a stack whose demo lead owns northwind, signed in on its settings page.
 func northwindOwner(t *testing.T) (*stack, *browser) {
 	s := newStack(t)

@@ -81,6 +81,15 @@ func (a *App) settings(c echo.Context) error {
 // to the settings page with what happened. The service's refusals (not an owner, the last
 // owner, a bad value) are shown there in its words; anything else is a failure page.
 func (a *App) settingsChange(c echo.Context, done string, change func(token string, p *client.Project) error) error {
+	return a.settingsChangeThen(c, change, func(pc *projectContext) (string, string) {
+		return done, settingsURL(pc.project.Slug)
+	})
+}
+
+// settingsChangeThen is settingsChange whose success says then what happened and where to go
+// next: a change to the person's own membership can leave them without the settings page.
+func (a *App) settingsChangeThen(c echo.Context, change func(token string, p *client.Project) error,
+	then func(pc *projectContext) (done, next string)) error {
 	for _, name := range []string{"uid", "id"} {
 		// A member, invitation or collection is named by its id: anything else is no such thing.
 		if v := c.Param(name); v != "" && !uuidRE.MatchString(v) {
@@ -98,8 +107,9 @@ func (a *App) settingsChange(c echo.Context, done string, change func(token stri
 	} else if err != nil {
 		return a.fail(c, err)
 	}
+	done, next := then(pc)
 	a.flash(c, layout.Flash{Kind: "success", Text: done})
-	return a.redirect(c, settingsURL(pc.project.Slug))
+	return a.redirect(c, next)
 }
 
 // invite is POST /p/<slug>/settings/invitations: a link for email to join with role.
@@ -117,18 +127,32 @@ func (a *App) invite(c echo.Context) error {
 	})
 }
 
-// setRole is POST /p/<slug>/settings/members/<uid>/role.
+// setRole is POST /p/<slug>/settings/members/<uid>/role. An owner who steps down (another owner
+// remains: the database keeps the last) may no longer see the settings, so they go on to the
+// project's queue, told why.
 func (a *App) setRole(c echo.Context) error {
 	role := c.FormValue("role")
-	return a.settingsChange(c, "Role changed to "+roleLabel(role)+".", func(token string, p *client.Project) error {
+	return a.settingsChangeThen(c, func(token string, p *client.Project) error {
 		return a.api.SetMemberRole(ctx(c), token, p.ID, c.Param("uid"), role)
+	}, func(pc *projectContext) (string, string) {
+		if c.Param("uid") == pc.userID && role != "owner" {
+			return "You are now " + withArticle(strings.ToLower(roleLabel(role))) + " of " + pc.project.Name +
+				"; only its owners manage its settings.", queueURL(pc.project.Slug)
+		}
+		return "Role changed to " + roleLabel(role) + ".", settingsURL(pc.project.Slug)
 	})
 }
 
-// removeMember is POST /p/<slug>/settings/members/<uid>/remove.
+// removeMember is POST /p/<slug>/settings/members/<uid>/remove. An owner who removes themselves
+// has left the project: they go to their start page, which no longer lists it.
 func (a *App) removeMember(c echo.Context) error {
-	return a.settingsChange(c, "Member removed.", func(token string, p *client.Project) error {
+	return a.settingsChangeThen(c, func(token string, p *client.Project) error {
 		return a.api.RemoveMember(ctx(c), token, p.ID, c.Param("uid"))
+	}, func(pc *projectContext) (string, string) {
+		if c.Param("uid") == pc.userID {
+			return "You left " + pc.project.Name + ".", "/"
+		}
+		return "Member removed.", settingsURL(pc.project.Slug)
 	})
 }
 
@@ -170,4 +194,12 @@ func (a *App) removeCollection(c echo.Context) error {
 		}
 		return err
 	})
+}
+
+// withArticle puts "a" or "an" before a role's name: "an editor", "a reviewer".
+func withArticle(noun string) string {
+	if noun != "" && strings.ContainsRune("aeiou", rune(noun[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
 }
