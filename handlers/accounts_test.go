@@ -225,8 +225,14 @@ func TestOwnerStepsDownOrLeaves(t *testing.T) {
 	if p.status != http.StatusSeeOther || p.location() != "/" {
 		t.Fatalf("leaving: %d → %q, want the start page", p.status, p.location())
 	}
-	if p = b.get("/"); p.status != http.StatusOK || flash(p) != "You left Northwind Daily." {
+	p = b.get("/")
+	if p.status != http.StatusOK || flash(p) != "You left Northwind Daily." {
 		t.Errorf("after leaving: %d, %q", p.status, flash(p))
+	}
+	// In no project now, the start page says how to be in one, and offers to start one.
+	if got := p.text(`[data-testid="error-text"]`); got != "You are not a member of any project. Ask a project's owner to invite you, or start one of your own." ||
+		p.count(`main a[href="/projects/new"]`) != 1 {
+		t.Errorf("the start page of no project: %q, %d links to start one", got, p.count(`main a[href="/projects/new"]`))
 	}
 	if role := s.roleOf(t, "editor@northwind.test", "northwind"); role != "" {
 		t.Errorf("still a member as %q", role)

@@ -25,7 +25,8 @@ func (a *App) home(c echo.Context) error {
 		return a.render(c, http.StatusOK, pages.Error(pages.ErrorModel{
 			Page:    a.frame(c, "No projects", pc),
 			Heading: "No projects yet",
-			Text:    "You are not a member of any project. Ask a project owner to add you.",
+			Text:    "You are not a member of any project. Ask a project's owner to invite you, or start one of your own.",
+			BackURL: "/projects/new", BackLabel: "Start a project",
 		}))
 	}
 	slug := pc.all[0].Slug
