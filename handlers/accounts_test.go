@@ -239,6 +239,50 @@ func TestOwnerStepsDownOrLeaves(t *testing.T) {
 	}
 }
 
+// TestSettingsRefusalsInWords: what the schema's constraints refuse in the settings and on the
+// new-project form is said as what to change, not as PostgreSQL's "violates check constraint";
+// a refusal that starts with an address keeps it as typed.
+func TestSettingsRefusalsInWords(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.makeOwner(t, "lead@northwind.test", "northwind")
+	b := s.browser(t)
+	b.login("lead@northwind.test")
+	b.get("/p/northwind/settings")
+	for _, tc := range []struct {
+		path string
+		form url.Values
+		want string
+	}{
+		{"/invitations", url.Values{"email": {"not an email"}, "role": {"editor"}},
+			"That is not an email address: write it as name@example.com (at most 320 characters)."},
+		{"/invitations", url.Values{"email": {"EDITOR@northwind.test"}, "role": {"editor"}},
+			"EDITOR@northwind.test is already a member of this project."},
+		{"/collections", url.Values{"name": {"City again"}, "slug": {"city"}, "kind": {"section"}},
+			"The project already has a collection with that slug: choose another slug."},
+		{"/collections", url.Values{"name": {"Weird"}, "slug": {"Bad Slug"}, "kind": {"section"}},
+			"A collection's slug is 1 to 63 lower-case letters, digits and hyphens, starting with a letter or digit."},
+		{"/collections", url.Values{"name": {""}, "slug": {"empty"}, "kind": {"section"}},
+			"A collection's name is 1 to 200 characters."},
+		{"/project", url.Values{"name": {""}, "timezone": {"UTC"}, "channels": {"x"}},
+			"A project's name is 1 to 200 characters."},
+	} {
+		p := b.post("/p/northwind/settings"+tc.path, tc.form)
+		if p.status != http.StatusSeeOther {
+			t.Errorf("%s %v: %d", tc.path, tc.form, p.status)
+			continue
+		}
+		if got := b.get(p.location()).doc.Find(`[data-testid="flash"].flash-error`).Text(); got != tc.want {
+			t.Errorf("%s %v: says %q, want %q", tc.path, tc.form, got, tc.want)
+		}
+	}
+	b.get("/projects/new")
+	p := b.post("/projects/new", url.Values{"name": {"Elsewhere"}, "slug": {"Bad Slug"}, "timezone": {"UTC"}})
+	if got := p.text(`[data-testid="new-project-error"]`); got != "A project's slug is 2 to 63 lower-case letters, digits and hyphens, starting with a letter or digit." {
+		t.Errorf("a new project's bad slug: %d %q", p.status, got)
+	}
+}
+
 // northwindOwner is a stack whose demo lead owns northwind, signed in on its settings page.
 func northwindOwner(t *testing.T) (*stack, *browser) {
 	s := newStack(t)

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -233,13 +235,20 @@ func (a *App) takeFlashes(c echo.Context, p *layout.Page) {
 	}
 }
 
-// sentence capitalises a service message and ends it with a full stop.
+// sentence capitalises a service message and ends it with a full stop. A message that starts
+// with something other than a word (an address, a slug: "editor@northwind.test is already a
+// member") keeps it as written.
 func sentence(s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return s
 	}
-	s = strings.ToUpper(s[:1]) + s[1:]
+	first, _, _ := strings.Cut(s, " ")
+	first = strings.TrimRight(first, ",:;.!?")
+	if strings.IndexFunc(first, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }) < 0 {
+		r, size := utf8.DecodeRuneInString(s)
+		s = string(unicode.ToUpper(r)) + s[size:]
+	}
 	if !strings.HasSuffix(s, ".") {
 		s += "."
 	}

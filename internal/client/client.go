@@ -216,6 +216,10 @@ func decodeError(status int, b []byte) *Error {
 		// what the person sent.
 		e.Message = "a text cannot hold the NUL character (U+0000): remove it and try again"
 	}
+	if words := constraintRefusal(e.Code, e.Message); words != "" {
+		// The details would name the failing row, in PostgreSQL's notation.
+		e.Message, e.Details = words, ""
+	}
 	return e
 }
 

@@ -47,7 +47,7 @@ func TestHostileToolCalls(t *testing.T) {
 		{"a negative version", lead, "approve", map[string]any{"publication_id": tide, "expected_version": -1}, "expected_version"},
 		{"a stale version", lead, "approve", map[string]any{"publication_id": tide, "expected_version": 1}, "version"},
 		{"a body past its bound", editor, "update_draft", map[string]any{"publication_id": harbour, "expected_version": 1, "body": strings.Repeat("b", 200_001)}, "body"},
-		{"a title of bidi controls", editor, "create_draft", map[string]any{"project": "northwind", "title": "evil\u202etxt.exe"}, "title_without_control_or_bidi_characters"},
+		{"a title of bidi controls", editor, "create_draft", map[string]any{"project": "northwind", "title": "evil\u202etxt.exe"}, "a title cannot hold control characters or characters that change the text's direction"},
 		{"a project that is not a slug", editor, "create_draft", map[string]any{"project": "northwind'; drop table publications; --", "title": "x"}, "no project"},
 		{"a promo for an unknown channel", editor, "upsert_promo", map[string]any{"publication_id": harbour, "channel": "../etc", "body": "x"}, "channel"},
 		{"a tool that does not exist", editor, "drop_everything", map[string]any{}, "drop_everything"},
