@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -77,17 +78,24 @@ func TestSettingsInviteAndManage(t *testing.T) {
 			t.Errorf("POST %s: %d %q", path, p.status, owner.get("/p/northwind/settings").text(`[data-testid="flash"]`))
 		}
 	}
+	// Invited first as a viewer, then again as a reviewer: the second invitation replaces the
+	// first, whose link stops working (migration 036).
+	owner.post("/p/northwind/settings/invitations", url.Values{"email": {"NEWCOMER@northwind.test"}, "role": {"viewer"}})
+	replaced, _ := owner.get("/p/northwind/settings").doc.Find(`[data-testid="invite-link"]`).Attr("value")
 	p = owner.post("/p/northwind/settings/invitations", url.Values{"email": {"newcomer@northwind.test"}, "role": {"reviewer"}})
 	if p.status != http.StatusSeeOther || p.location() != "/p/northwind/settings" {
 		t.Fatalf("invite: %d → %s", p.status, p.location())
 	}
 	p = owner.get("/p/northwind/settings")
 	link, _ := p.doc.Find(`[data-testid="invite-link"]`).Attr("value")
-	if !strings.HasPrefix(link, s.url+"/invite/") {
-		t.Fatalf("invite link %q", link)
+	if !strings.HasPrefix(link, s.url+"/invite/") || !strings.HasPrefix(replaced, s.url+"/invite/") || link == replaced {
+		t.Fatalf("invite links %q, then %q", replaced, link)
 	}
 	if p.count(`[data-testid="invitation"]`) != 1 || !strings.Contains(p.text(`[data-testid="invitation"]`), "newcomer@northwind.test as Reviewer") {
 		t.Errorf("pending invitations: %q", p.text(`[data-testid="invitations"]`))
+	}
+	if p := s.browser(t).get(strings.TrimPrefix(replaced, s.url)); p.status != http.StatusNotFound {
+		t.Errorf("the replaced link: %d %q", p.status, p.text("main"))
 	}
 	if again := owner.get("/p/northwind/settings"); again.count(`[data-testid="invite-link"]`) != 0 {
 		t.Error("the link is shown a second time")
@@ -497,6 +505,12 @@ func TestAccountPage(t *testing.T) {
 	}
 	if p := me.get("/account"); p.count(`[data-testid="no-other-sessions"]`) != 1 {
 		t.Error("this browser is not the only session left")
+	}
+	// A refresh records the browser that made it, as the sign-in did: the dashboard refreshes
+	// for the person, not as itself.
+	s.clock.Advance(2 * time.Hour) // the access token has expired: this page load refreshes it
+	if got := strings.Join(strings.Fields(me.get("/account").text(`[data-testid="session"]`)), " "); !strings.HasPrefix(got, "Safari on macOS (this browser)") {
+		t.Errorf("after a refresh the session reads %q", got)
 	}
 }
 

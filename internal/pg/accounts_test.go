@@ -245,3 +245,58 @@ func TestInvitations(t *testing.T) {
 		t.Errorf("an owner called accept_invitation: %v", err)
 	}
 }
+
+// TestInviteAgainReplaces: inviting an address again (in any case) revokes its open invitation
+// to the project, so only the newest link works, with the role it names (migration 036); an
+// accepted invitation stays, and another project's invitation to the same address is not
+// touched.
+func TestInviteAgainReplaces(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	own := f.db.Owner(t)
+	ctx := context.Background()
+	var person string
+	mustScan(t, own.QueryRow(ctx, `insert into auth.users (email) values ('twice@example.test') returning id`), &person)
+
+	elsewhere, err := f.invite(t, "ownerB", f.projB, "twice@example.test", "viewer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := f.invite(t, "ownerA", f.projA, "twice@example.test", "viewer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := f.invite(t, "ownerA", f.projA, "TWICE@example.test", "editor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := f.count("ownerA", `select count(*) from invitations where project_id = $1 and lower(email) = 'twice@example.test'`, f.projA); n != 1 {
+		t.Errorf("%d open invitations to the address after inviting it twice, want 1", n)
+	}
+	if _, _, err := f.accept(first, person); sqlstate(err) != "PT404" {
+		t.Errorf("the replaced link: %v, want PT404 (not valid)", err)
+	}
+	if _, role, err := f.accept(second, person); err != nil || role != "editor" {
+		t.Fatalf("the newest link: %q %v", role, err)
+	}
+	// Now a member: inviting them again is refused, and the accepted invitation stays.
+	if _, err := f.invite(t, "ownerA", f.projA, "twice@example.test", "lead"); sqlstate(err) != "PT409" {
+		t.Errorf("inviting the member they became: %v", err)
+	}
+	if n := f.count("ownerA", `select count(*) from invitations where project_id = $1 and accepted_at is not null`, f.projA); n != 1 {
+		t.Errorf("%d accepted invitations kept, want 1", n)
+	}
+	if _, role, err := f.accept(elsewhere, person); err != nil || role != "viewer" {
+		t.Errorf("the other project's invitation: %q %v", role, err)
+	}
+	// A caller who may not invite revokes nothing on the way to being refused.
+	if _, err := f.invite(t, "ownerA", f.projA, "third@example.test", "viewer"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.invite(t, "leadA", f.projA, "third@example.test", "viewer"); sqlstate(err) != "42501" {
+		t.Errorf("a lead invited: %v", err)
+	}
+	if n := f.count("ownerA", `select count(*) from invitations where email = 'third@example.test'`); n != 1 {
+		t.Errorf("%d invitations to third@ after a lead's refused call, want the owner's 1", n)
+	}
+}

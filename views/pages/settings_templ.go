@@ -424,7 +424,7 @@ func Settings(m SettingsModel) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "</dl></details></section><section class=\"card stack\" aria-labelledby=\"invite-title\" data-testid=\"invite\"><h2 id=\"invite-title\">Invite someone</h2><p>You get a link to share with them, valid for 7 days. Opening it, they choose a password and join with the role you pick.</p><form method=\"post\" action=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "</dl></details></section><section class=\"card stack\" aria-labelledby=\"invite-title\" data-testid=\"invite\"><h2 id=\"invite-title\">Invite someone</h2><p>You get a link to share with them, valid for 7 days. Opening it, they choose a password and join with the role you pick. Inviting someone again replaces their earlier link.</p><form method=\"post\" action=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
