@@ -43,6 +43,13 @@ func TestReviewComposer(t *testing.T) {
 	if p.status != http.StatusUnprocessableEntity || p.text(`#note-err-review`) == "" {
 		t.Errorf("request changes without a note: %d %q", p.status, p.text(`#note-err-review`))
 	}
+	// A note past its bound is refused in words that say the bound, and what was typed stays.
+	long := strings.Repeat("n", 20_001)
+	p = b.post(base+"/actions/request_changes", url.Values{"note": {long}, "expected_version": {itoa(v)}})
+	if got := p.text(`[role="alert"]`); p.status != http.StatusUnprocessableEntity || !strings.HasSuffix(got, "A note is at most 20,000 characters.") ||
+		p.text(`[data-testid="composer"] textarea`) != long {
+		t.Errorf("a note of 20,001 characters: %d %q", p.status, got)
+	}
 	// The same note field, then Approve.
 	if p := b.post(base+"/actions/approve", url.Values{"note": {"Clear and *sourced*."}, "expected_version": {itoa(v)}}); p.status != http.StatusSeeOther {
 		t.Fatalf("approve with the composer's note: %d", p.status)

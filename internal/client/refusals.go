@@ -41,6 +41,17 @@ func WordedConstraints() []string {
 	return names
 }
 
+// BoundedColumns names the relation.column pairs boundNouns words, for the test that holds each
+// to a length bound of the schema (internal/pg).
+func BoundedColumns() []string {
+	names := make([]string, 0, len(boundNouns))
+	for name := range boundNouns {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
 // violated finds the constraint a check (23514) or unique (23505) violation names in its
 // message, and the relation a check's message names ("" for a unique one's).
 var violated = regexp.MustCompile(`^(?:new row for relation "([^"]+)" violates check|duplicate key value violates unique) constraint "([^"]+)"`)
@@ -49,12 +60,26 @@ var violated = regexp.MustCompile(`^(?:new row for relation "([^"]+)" violates c
 // the bound and its unit.
 var atMost = regexp.MustCompile(`^([a-z_]+)_at_most_([0-9]+)_(chars|bytes|items)$`)
 
+// boundNouns name, by relation and column, what a length bound holds, where the column's own
+// name would not read well ("notes is at most …"); any other column is named by itself.
+var boundNouns = map[string]string{
+	"publications.body":       "an article",
+	"publications.summary":    "a summary",
+	"promos.body":             "a promo",
+	"promos.link":             "a promo's link",
+	"reviews.notes":           "a review note",
+	"status_events.note":      "a note",
+	"media.alt_text":          "alt text",
+	"profiles.display_name":   "a display name",
+	"collections.description": "a collection's description",
+}
+
 // atMostUnits are the words of atMost's units.
 var atMostUnits = map[string]string{"chars": "characters", "bytes": "bytes", "items": "items"}
 
 // constraintRefusal returns what a person should read for a constraint violation with code
-// and message: the constraint's words, or, for a length bound, the column and its bound ("body
-// is at most 5,000 characters"); "" when message names no constraint known here.
+// and message: the constraint's words, or, for a length bound, what it holds and its bound ("a
+// promo is at most 5,000 characters"); "" when message names no constraint known here.
 func constraintRefusal(code, message string) string {
 	if code != "23514" && code != "23505" {
 		return ""
@@ -71,7 +96,11 @@ func constraintRefusal(code, message string) string {
 		if err != nil {
 			return ""
 		}
-		return strings.ReplaceAll(b[1], "_", " ") + " is at most " + grouped(n) + " " + atMostUnits[b[3]]
+		noun, ok := boundNouns[m[1]+"."+b[1]]
+		if !ok {
+			noun = strings.ReplaceAll(b[1], "_", " ")
+		}
+		return noun + " is at most " + grouped(n) + " " + atMostUnits[b[3]]
 	}
 	return ""
 }

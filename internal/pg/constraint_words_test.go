@@ -2,6 +2,7 @@ package pg_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"masthead/internal/client"
@@ -35,6 +36,25 @@ func TestConstraintWords(t *testing.T) {
 		}
 		if len(defs) != 1 || defs[0] != described[name] {
 			t.Errorf("%s: the schema has %q; its words describe %q", name, defs, described[name])
+		}
+	}
+}
+
+// TestBoundWords: each column whose length bound internal/client names in words has that bound
+// in the schema (a constraint <column>_at_most_<n>_<unit> on its table), so a renamed column or
+// bound is not silently read as the column's bare name.
+func TestBoundWords(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for _, rc := range client.BoundedColumns() {
+		table, column, _ := strings.Cut(rc, ".")
+		var n int
+		err := f.db.Owner(t).QueryRow(context.Background(), `
+			select count(*) from pg_constraint k
+			 where k.conrelid = ('public.' || quote_ident($1))::regclass and k.contype = 'c'
+			   and k.conname ~ ('^' || $2 || '_at_most_[0-9]+_(chars|bytes|items)$')`, table, column).Scan(&n)
+		if err != nil || n != 1 {
+			t.Errorf("%s: %d length bounds (%v), want 1", rc, n, err)
 		}
 	}
 }
