@@ -63,7 +63,7 @@ var atMost = regexp.MustCompile(`^([a-z_]+)_at_most_([0-9]+)_(chars|bytes|items)
 // boundNouns name, by relation and column, what a length bound holds, where the column's own
 // name would not read well ("notes is at most …"); any other column is named by itself.
 var boundNouns = map[string]string{
-	"publications.body":       "an article",
+	"publications.body":       "an article's body",
 	"publications.summary":    "a summary",
 	"promos.body":             "a promo",
 	"promos.link":             "a promo's link",
