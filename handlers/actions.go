@@ -117,7 +117,20 @@ func (a *App) act(c echo.Context) error {
 		echoed.notice = &pages.Notice{Kind: "error", Title: "Not allowed", Text: sentence(e.Message) + " Nothing was changed."}
 		return a.actionAnswer(c, pc, id, f, http.StatusForbidden, echoed)
 	case http.StatusBadRequest, http.StatusUnprocessableEntity:
-		echoed.notice = &pages.Notice{Kind: "error", Title: "Nothing was changed", Text: sentence(e.Message) + " " + e.Hint}
+		text := strings.TrimSpace(sentence(e.Message) + " " + e.Hint)
+		if rest, ok := strings.CutPrefix(e.Message, "scheduled_for must be "); ok && rpc == client.RPCSchedule {
+			// The service bounds the time in words for API callers, naming its argument and the
+			// setting behind the bound ("… within 5 years from now (masthead.schedule_horizon)").
+			rest, _, _ = strings.Cut(rest, " (")
+			echoed.whenErr = "Choose a time " + strings.TrimPrefix(rest, "a time ") + "."
+			echoed.when = f.ScheduledFor
+			text = echoed.whenErr
+		} else if e.Code == "PT422" {
+			// Not ready: the service's hint points API callers at readiness(); the list is on the
+			// publication's page.
+			text = sentence(e.Message) + " Fix these on the publication, then try again."
+		}
+		echoed.notice = &pages.Notice{Kind: "error", Title: "Nothing was changed", Text: text}
 		return a.actionAnswer(c, pc, id, f, http.StatusUnprocessableEntity, echoed)
 	default:
 		return a.fail(c, err)

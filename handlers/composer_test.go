@@ -204,3 +204,47 @@ func TestQueueGoLiveBadge(t *testing.T) {
 		t.Fatal("no row to check")
 	}
 }
+
+// TestScheduleTimeRefusals: a time the dashboard cannot read, one in the past, one past the
+// schedule's horizon and a publication not ready each say what to do in the dashboard's words
+// (not the service's "scheduled_for must be …" or its pointer to readiness()), keeping the time
+// typed; nothing is scheduled.
+func TestScheduleTimeRefusals(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	target := s.pubs(t, "northwind", "approved")[0]
+	base := "/p/northwind/publications/" + target.id
+	b := s.browser(t)
+	b.login("lead@northwind.test")
+	b.get(base)
+	london := mustLoc(t, "Europe/London")
+	schedule := func(when string) page {
+		_, v := s.statusOf(t, target.id)
+		return b.post(base+"/actions/schedule", url.Values{"scheduled_for": {when}, "expected_version": {itoa(v)}})
+	}
+	for _, tc := range []struct{ when, want string }{
+		{"", "Enter a date and time."},
+		{"garbage", "Enter a date and time."},
+		{"2001-01-01T10:00", "Choose a time in the future."},
+		{time.Now().In(london).AddDate(6, 0, 0).Format("2006-01-02T15:04"), "Choose a time within 5 years from now."},
+	} {
+		p := schedule(tc.when)
+		// An empty field is offered a suggestion again; anything typed stays as typed.
+		if got := p.text(`[role="alert"]`); p.status != http.StatusUnprocessableEntity || !strings.HasSuffix(got, tc.want) ||
+			(tc.when != "" && p.doc.Find(`input[name="scheduled_for"]`).AttrOr("value", "") != tc.when) {
+			t.Errorf("scheduling for %q: %d %q (typed %q)", tc.when, p.status, got, p.doc.Find(`input[name="scheduled_for"]`).AttrOr("value", ""))
+		}
+	}
+	if _, err := s.env.DB.Owner(t).Exec(context.Background(), `delete from promos where publication_id = $1`, target.id); err != nil {
+		t.Fatal(err)
+	}
+	p := schedule(time.Now().In(london).Add(72 * time.Hour).Format("2006-01-02T15:04"))
+	if got := p.text(`[role="alert"]`); p.status != http.StatusUnprocessableEntity || !strings.Contains(got, "This publication is not ready to schedule: ") ||
+		!strings.Contains(got, "X: no promo written") || !strings.HasSuffix(got, ". Fix these on the publication, then try again.") ||
+		strings.Contains(got, "readiness()") {
+		t.Errorf("scheduling what is not ready: %d %q", p.status, got)
+	}
+	if st, _ := s.statusOf(t, target.id); st != "approved" {
+		t.Errorf("the publication is %s", st)
+	}
+}

@@ -309,6 +309,13 @@ func TestPromoCards(t *testing.T) {
 		t.Errorf("counter over the limit: %q", got)
 	}
 
+	// A link that is not a web address is refused in words, and what was typed stays (037).
+	p = b.post(base+"/promos/x", url.Values{"body": {"Practice makes promos #news"}, "link": {"javascript:alert(1)"}})
+	if got := p.text(`[data-testid="promo-card-x"] .notice`); p.status != http.StatusUnprocessableEntity ||
+		!strings.Contains(got, "A promo's link is a web address: http:// or https:// and no spaces.") ||
+		p.doc.Find(`#promo-link-x`).AttrOr("value", "") != "javascript:alert(1)" {
+		t.Errorf("a javascript: link: %d %q", p.status, got)
+	}
 	if p := b.post(base+"/promos/x", url.Values{"body": {"Practice makes promos #news"}, "link": {"https://northwind.example/p"}}); p.status != http.StatusSeeOther {
 		t.Fatalf("save: %d", p.status)
 	}

@@ -22,6 +22,7 @@ var constraintWords = map[string]string{
 	"projects_slug_key":                        "a project with that slug already exists: choose another slug",
 	"projects_name_check":                      "a project's name is 1 to 200 characters",
 	"site_url_is_an_http_url":                  "a site URL starts with http:// or https:// and is at most 500 characters",
+	"link_is_an_http_url":                      "a promo's link is a web address: http:// or https:// and no spaces",
 	"collections_slug_check":                   "a collection's slug is 1 to 63 lower-case letters, digits and hyphens, starting with a letter or digit",
 	"collections_project_id_slug_key":          "the project already has a collection with that slug: choose another slug",
 	"collections_name_check":                   "a collection's name is 1 to 200 characters",

@@ -50,6 +50,7 @@ func TestHostileToolCalls(t *testing.T) {
 		{"a title of bidi controls", editor, "create_draft", map[string]any{"project": "northwind", "title": "evil\u202etxt.exe"}, "a title cannot hold control characters or characters that change the text's direction"},
 		{"a project that is not a slug", editor, "create_draft", map[string]any{"project": "northwind'; drop table publications; --", "title": "x"}, "no project"},
 		{"a promo for an unknown channel", editor, "upsert_promo", map[string]any{"publication_id": harbour, "channel": "../etc", "body": "x"}, "channel"},
+		{"a promo link that is no web address", editor, "upsert_promo", map[string]any{"publication_id": harbour, "channel": "x", "body": "x", "link": "javascript:alert(1)"}, "a promo's link is a web address"},
 		{"a tool that does not exist", editor, "drop_everything", map[string]any{}, "drop_everything"},
 	}
 	for _, tc := range cases {

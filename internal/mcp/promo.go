@@ -206,11 +206,7 @@ func (s *Server) write(ctx context.Context, id identity, method, table string, q
 		return fmt.Errorf("mcp: read %s %s: %w", method, table, err)
 	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		var e struct{ Code, Message, Details, Hint string }
-		if json.Unmarshal(data, &e) != nil || e.Message == "" {
-			e.Message = http.StatusText(res.StatusCode)
-		}
-		return &client.Error{Status: res.StatusCode, Code: e.Code, Message: e.Message, Details: e.Details, Hint: e.Hint}
+		return client.DecodeError(res.StatusCode, data)
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("mcp: decode %s %s: %w", method, table, err)

@@ -24,6 +24,7 @@ func TestConstraintWords(t *testing.T) {
 		"projects_slug_key":                        "UNIQUE (slug)",
 		"publications_title_check":                 "CHECK (((length(title) >= 1) AND (length(title) <= 300)))",
 		"site_url_is_an_http_url":                  "CHECK (((site_url ~ '^https?://[^[:space:]]+$'::text) AND (length(site_url) <= 500)))",
+		"link_is_an_http_url":                      "CHECK (((link IS NULL) OR (link ~ '^https?://[^[:space:]]+$'::text))) NOT VALID",
 		"title_without_control_or_bidi_characters": "CHECK ((title !~ '[[:cntrl:]\\u202a-\\u202e\\u2066-\\u2069]'::text))",
 	}
 	for _, name := range client.WordedConstraints() {
