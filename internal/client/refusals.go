@@ -1,6 +1,7 @@
 package client
 
 import (
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -33,25 +34,11 @@ var constraintWords = map[string]string{
 
 // WordedConstraints names the constraints constraintWords words, for the test that holds each
 // to its definition in the schema (internal/pg).
-func WordedConstraints() []string {
-	names := make([]string, 0, len(constraintWords))
-	for name := range constraintWords {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
-}
+func WordedConstraints() []string { return slices.Sorted(maps.Keys(constraintWords)) }
 
 // BoundedColumns names the relation.column pairs boundNouns words, for the test that holds each
 // to a length bound of the schema (internal/pg).
-func BoundedColumns() []string {
-	names := make([]string, 0, len(boundNouns))
-	for name := range boundNouns {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
-}
+func BoundedColumns() []string { return slices.Sorted(maps.Keys(boundNouns)) }
 
 // violated finds the constraint a check (23514) or unique (23505) violation names in its
 // message, and the relation a check's message names ("" for a unique one's).
