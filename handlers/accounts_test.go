@@ -507,10 +507,12 @@ func TestAccountPage(t *testing.T) {
 		t.Error("this browser is not the only session left")
 	}
 	// A refresh records the browser that made it, as the sign-in did: the dashboard refreshes
-	// for the person, not as itself.
+	// for the person, not as itself. The same session, refreshed from another browser than it
+	// was opened in, so that a refresh that recorded nothing (or the dashboard) would show.
+	me.ua = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
 	s.clock.Advance(2 * time.Hour) // the access token has expired: this page load refreshes it
-	if got := strings.Join(strings.Fields(me.get("/account").text(`[data-testid="session"]`)), " "); !strings.HasPrefix(got, "Safari on macOS (this browser)") {
-		t.Errorf("after a refresh the session reads %q", got)
+	if got := strings.Join(strings.Fields(me.get("/account").text(`[data-testid="session"]`)), " "); !strings.HasPrefix(got, "Chrome on Windows (this browser)") {
+		t.Errorf("after a refresh from Chrome on Windows the session reads %q", got)
 	}
 }
 

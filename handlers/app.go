@@ -146,8 +146,9 @@ func wantsPart(c echo.Context, target string) bool {
 }
 
 // ctx is the request's context for the service calls made on the person's behalf: it carries
-// their address, their browser's User-Agent and the page request's id (see client.ForRequest) and, shortly after they
-// changed something, the wish to read from the primary (see Config.ReadYourWrites).
+// their address, their browser's User-Agent and the page request's id (see client.ForRequest)
+// and, shortly after they changed something, the wish to read from the primary (see
+// Config.ReadYourWrites).
 func ctx(c echo.Context) context.Context {
 	cx := client.ForRequest(c.Request().Context(), c.RealIP(), c.Request().UserAgent(), c.Response().Header().Get(echo.HeaderXRequestID))
 	if st := stateOf(c); st != nil && st.readPrimary {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"masthead/internal/client"
 	"masthead/views/partials"
 )
 
@@ -171,17 +172,8 @@ func dayRelative(day, today time.Time) string {
 	}
 }
 
-// thousands writes n with thin grouping: 12,345.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
+// thousands writes n with thin grouping: 12,345 (client.Thousands, as the refusals it words).
+func thousands(n int) string { return client.Thousands(n) }
 
 // dateInput and dateTimeInput are the value formats of <input type=date> and datetime-local.
 const (

@@ -88,13 +88,17 @@ func constraintRefusal(code, message string) string {
 		if !ok {
 			noun = strings.ReplaceAll(b[1], "_", " ")
 		}
-		return noun + " is at most " + grouped(n) + " " + atMostUnits[b[3]]
+		return noun + " is at most " + Thousands(n) + " " + atMostUnits[b[3]]
 	}
 	return ""
 }
 
-// grouped writes n with a comma between thousands, as the dashboard writes counts.
-func grouped(n int) string {
+// Thousands writes n with a comma between thousands (12,345), as every number a person reads
+// from the dashboard or a refusal here is written.
+func Thousands(n int) string {
+	if n < 0 {
+		return "-" + Thousands(-n)
+	}
 	s := strconv.Itoa(n)
 	for i := len(s) - 3; i > 0; i -= 3 {
 		s = s[:i] + "," + s[i:]

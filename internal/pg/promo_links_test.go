@@ -2,6 +2,7 @@ package pg_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -38,10 +39,16 @@ func TestPromoLinkIsAWebAddress(t *testing.T) {
 	// give it a web address.
 	own := f.db.Owner(t)
 	ctx := context.Background()
+	var check string // as the schema has it: put back as it was
+	mustScan(t, own.QueryRow(ctx, `select pg_get_constraintdef(oid) from pg_constraint
+		where conrelid = 'promos'::regclass and conname = 'link_is_an_http_url'`), &check)
+	if !strings.HasSuffix(check, " NOT VALID") {
+		t.Fatalf("link_is_an_http_url is %q: the rows from before 037 are not meant to be checked", check)
+	}
 	for _, q := range []string{
 		`alter table promos drop constraint link_is_an_http_url`,
 		`update promos set link = 'see the site' where channel = 'linkedin'`,
-		`alter table promos add constraint link_is_an_http_url check (link is null or link ~ '^https?://[^[:space:]]+$') not valid`,
+		`alter table promos add constraint link_is_an_http_url ` + check,
 	} {
 		if _, err := own.Exec(ctx, q); err != nil {
 			t.Fatal(err)
