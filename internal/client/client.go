@@ -187,10 +187,6 @@ func readBody(res *http.Response) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(res.Body, maxBody))
 }
 
-// DecodeError is decodeError for a request made without the client (the MCP server's writes,
-// which choose their own Accept and Prefer), so its refusals read as the client's do.
-func DecodeError(status int, b []byte) *Error { return decodeError(status, b) }
-
 // decodeError reads either surface's error body; an unreadable body still yields the status.
 func decodeError(status int, b []byte) *Error {
 	var v struct {

@@ -1,13 +1,9 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -53,14 +49,6 @@ type PromoOut struct {
 // violation, an update that matches no row) in terms of roles.
 var errNoPromoRole = refuse("Not allowed: your role cannot write promos in this project; editors, leads and owners can.")
 
-// promoRow is a promos row as REST returns it.
-type promoRow struct {
-	ID      string  `json:"id"`
-	Channel string  `json:"channel"`
-	Body    string  `json:"body"`
-	Link    *string `json:"link"`
-}
-
 func (s *Server) upsertPromo(ctx context.Context, id identity, in promoIn) (PromoOut, error) {
 	if strings.TrimSpace(in.Body) == "" {
 		return PromoOut{}, refuse("Invalid request: body is required; write the post text.")
@@ -95,34 +83,17 @@ func (s *Server) upsertPromo(ctx context.Context, id identity, in promoIn) (Prom
 		return PromoOut{}, overLimit(ch, m)
 	}
 
-	fields := map[string]any{"body": in.Body, "link": link}
-	var row promoRow
-	created := existing == nil
-	if created {
-		fields["publication_id"], fields["channel"] = in.PublicationID, in.Channel
-		err = s.write(ctx, id, http.MethodPost, "promos", nil, fields, &row)
-		if client.StatusOf(err) == http.StatusForbidden {
-			return PromoOut{}, errNoPromoRole
-		}
-		if client.StatusOf(err) == http.StatusConflict {
-			// Someone created it between our read and this insert: update theirs instead.
-			if again, ferr := s.findPromo(ctx, id, in.PublicationID, in.Channel); ferr == nil && again != nil {
-				existing, created, err = again, false, nil
-				delete(fields, "publication_id")
-				delete(fields, "channel")
-			}
-		}
-	}
-	if !created {
-		err = s.write(ctx, id, http.MethodPatch, "promos", url.Values{"id": {"eq." + existing.ID}}, fields, &row)
-		if client.StatusOf(err) == http.StatusNotAcceptable {
-			// Row-level security hides the row from UPDATE, so no row matched.
-			return PromoOut{}, errNoPromoRole
-		}
+	// One upsert, as the dashboard saves a promo: a promo created by someone else since the
+	// read above is replaced, not refused. Row-level security refuses the insert, or hides the
+	// row from the update, of a role that may not write promos: either is a 403.
+	row, err := s.api.SavePromo(ctx, id.token, in.PublicationID, in.Channel, in.Body, deref(link))
+	if client.StatusOf(err) == http.StatusForbidden {
+		return PromoOut{}, errNoPromoRole
 	}
 	if err != nil {
 		return PromoOut{}, err
 	}
+	created := existing == nil
 	verb := "Updated"
 	if created {
 		verb = "Created"
@@ -135,8 +106,8 @@ func (s *Server) upsertPromo(ctx context.Context, id identity, in promoIn) (Prom
 }
 
 // findPromo returns the publication's promo for channel, or nil when it has none.
-func (s *Server) findPromo(ctx context.Context, id identity, publicationID, channel string) (*promoRow, error) {
-	var rows []promoRow
+func (s *Server) findPromo(ctx context.Context, id identity, publicationID, channel string) (*client.Promo, error) {
+	var rows []client.Promo
 	q := client.From("promos").Select("id,channel,body,link").
 		Eq("publication_id", publicationID).Eq("channel", channel).Range(0, 1)
 	if _, err := s.api.Get(ctx, id.token, q, &rows); err != nil {
@@ -172,44 +143,4 @@ func (s *Server) unknownChannel(ctx context.Context, id identity, slug string) e
 		names = append(names, c.Slug)
 	}
 	return refuse("There is no channel %q; use one of: %s.", slug, strings.Join(names, ", "))
-}
-
-// write sends one insert or update to /rest/v1/<table> as the caller and decodes the single
-// affected row into out. internal/client has no table writes yet, so this is the one request
-// built here; it follows the client's conventions (apikey, bearer, PostgREST error bodies as
-// *client.Error) so error handling stays in one place.
-func (s *Server) write(ctx context.Context, id identity, method, table string, query url.Values, body, out any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return fmt.Errorf("mcp: encode %s: %w", table, err)
-	}
-	u := s.apiURL + "/rest/v1/" + url.PathEscape(table)
-	if len(query) > 0 {
-		u += "?" + query.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(b))
-	if err != nil {
-		return fmt.Errorf("mcp: %s %s: %w", method, table, err)
-	}
-	req.Header.Set("apikey", s.key)
-	req.Header.Set("Authorization", "Bearer "+id.token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/vnd.pgrst.object+json")
-	req.Header.Set("Prefer", "return=representation")
-	res, err := s.hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("mcp: %s %s: %w", method, table, err)
-	}
-	defer res.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
-	if err != nil {
-		return fmt.Errorf("mcp: read %s %s: %w", method, table, err)
-	}
-	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return client.DecodeError(res.StatusCode, data)
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("mcp: decode %s %s: %w", method, table, err)
-	}
-	return nil
 }

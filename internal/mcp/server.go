@@ -64,9 +64,6 @@ type Config struct {
 // Server is the MCP endpoint and its metadata documents.
 type Server struct {
 	api      *client.Client
-	hc       *http.Client
-	apiURL   string
-	key      string
 	base     string
 	log      *slog.Logger
 	metrics  *metrics.Metrics
@@ -106,8 +103,7 @@ func New(cfg Config) (*Server, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{
-		api: api, hc: hc, apiURL: strings.TrimRight(cfg.APIURL, "/"), key: cfg.PublishableKey,
-		base: base, log: log, metrics: cfg.Metrics, auth: cfg.Auth, invalid: cfg.InvalidToken,
+		api: api, base: base, log: log, metrics: cfg.Metrics, auth: cfg.Auth, invalid: cfg.InvalidToken,
 	}
 	s.mcp = sdk.NewServer(implementation, &sdk.ServerOptions{Instructions: instructions})
 	s.addReadTools()

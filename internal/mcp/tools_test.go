@@ -150,11 +150,13 @@ func TestJourney(t *testing.T) {
 	// Readiness wants a promo for every default channel before it goes live.
 	mustOK(t, "upsert_promo", call(t, editor, "upsert_promo", map[string]any{
 		"publication_id": s.pubs["Harbour reopens"], "channel": "bluesky", "body": "The harbour is open again."}, &promo))
-	// Each saved promo bumped the version (1 → 4); the refused ones did not.
+	// Each saved promo raised the version, 1 → 5: a new one by one, a rewrite by two (an
+	// upsert's insert attempt and its update, as the dashboard's save and supabase-js's upsert;
+	// internal/pg's TestContentBumpsVersion). The refused ones did not.
 	var moved mcp.TransitionOut
 	mustOK(t, "submit_for_review", call(t, editor, "submit_for_review",
-		map[string]any{"publication_id": s.pubs["Harbour reopens"], "note": "please check the dates", "expected_version": 4}, &moved))
-	if moved.Publication.Status != "reviewing" || moved.Publication.Version != 5 || !strings.Contains(moved.Message, "in review") {
+		map[string]any{"publication_id": s.pubs["Harbour reopens"], "note": "please check the dates", "expected_version": 5}, &moved))
+	if moved.Publication.Status != "reviewing" || moved.Publication.Version != 6 || !strings.Contains(moved.Message, "in review") {
 		t.Fatalf("submit_for_review = %+v", moved)
 	}
 
@@ -477,7 +479,8 @@ func TestFrozenAndReopen(t *testing.T) {
 	mustOK(t, "upsert_promo", call(t, editor, "upsert_promo", promo, &out))
 	mustOK(t, "get_publication", call(t, editor, "get_publication", map[string]any{"publication_id": s.pubs["Lighthouse gala"]}, &detail))
 	saved := slices.ContainsFunc(detail.Promos, func(p mcp.Promo) bool { return p.Channel == "x" && p.Body == "Ferries run again." })
-	if detail.Version != 6 || !saved || detail.History[0].To != "draft" || detail.History[0].Note != "the venue changed" {
+	// The promo on x was rewritten: an upsert's two (see above).
+	if detail.Version != 7 || !saved || detail.History[0].To != "draft" || detail.History[0].Note != "the venue changed" {
 		t.Fatalf("after reopen and a promo: %+v", detail)
 	}
 }
