@@ -15,7 +15,8 @@ import (
 
 // TestLoginDemoAccounts: the sign-in page lists the demo accounts and their password when the
 // dashboard is configured with them (only `masthead dev` does), and says nothing of them when
-// it is not; with no upstream provider configured it offers none.
+// it is not; with no upstream provider configured it offers none; either way it says how a
+// forgotten password is replaced.
 func TestLoginDemoAccounts(t *testing.T) {
 	t.Parallel()
 	env := servertest.New(t, nil)
@@ -54,6 +55,12 @@ func TestLoginDemoAccounts(t *testing.T) {
 		// "not available".
 		if got := doc.Find(`[data-testid="login-providers"]`); got.Length() != 0 || strings.Contains(doc.Text(), "Sign in with") {
 			t.Errorf("%s: the sign-in page offers providers nobody configured: %q", c.name, got.Text())
+		}
+		// Someone who forgot their password learns what to do: no mail is sent, the operator
+		// sets a new one with the command that exists for it.
+		if got := doc.Find(`[data-testid="forgot-password"]`).Text(); !strings.Contains(got, "Forgot your password?") ||
+			!strings.Contains(got, "masthead users password") {
+			t.Errorf("%s: the sign-in page does not say what to do about a forgotten password: %q", c.name, got)
 		}
 		demo := doc.Find(`[data-testid="demo-logins"]`)
 		if c.logins == nil {
