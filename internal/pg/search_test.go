@@ -83,9 +83,11 @@ func TestSearchStaysInTenant(t *testing.T) {
 }
 
 // TestSearchPlanUsesTrigramIndex: the body of search_publications, planned as it runs (as its
-// owner, with the caller's claims, generic plan), finds a rare phrase through the trigram index
-// publications_search_idx, not a sequential scan; the same ilike made directly under RLS, as
-// REST would send it, cannot (it shows why the function exists).
+// owner, with the caller's claims, generic plan), finds a rare phrase through the trigram index,
+// both of its halves (migration 038: publications_search_idx_0 and _1, a BitmapOr), not a
+// sequential scan, and a search finds the phrase in a row of each half; the same ilike made
+// directly under RLS, as REST would send it, cannot use the index (it shows why the function
+// exists).
 func TestSearchPlanUsesTrigramIndex(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -94,7 +96,10 @@ func TestSearchPlanUsesTrigramIndex(t *testing.T) {
 	own := f.db.Owner(t)
 	for _, q := range []string{
 		`set session_replication_role = replica`, // fixture data: no caller does this
-		`update publications set body = 'the lighthouse keeper' where slug = 'bulk-777'`,
+		// One row of project A in each half of the index.
+		`update publications set body = 'the lighthouse keeper' where id in (
+		   (select id from publications where project_id = '` + f.projA + `' and slug like 'bulk-%' and app.search_half(id) = 0 order by slug limit 1),
+		   (select id from publications where project_id = '` + f.projA + `' and slug like 'bulk-%' and app.search_half(id) = 1 order by slug limit 1))`,
 		`set session_replication_role = origin`,
 		`analyze publications`,
 	} {
@@ -129,11 +134,13 @@ func TestSearchPlanUsesTrigramIndex(t *testing.T) {
 	}
 	plan := strings.Join(lines, "\n")
 	t.Logf("search_publications('lighthouse') as reviewerA:\n%s", plan)
-	if strings.Contains(plan, "Seq Scan on publications") || !strings.Contains(plan, "publications_search_idx") {
-		t.Errorf("want publications_search_idx, no sequential scan:\n%s", plan)
+	if strings.Contains(plan, "Seq Scan on publications") || !strings.Contains(plan, "BitmapOr") ||
+		!strings.Contains(plan, "Bitmap Index Scan on publications_search_idx_0") ||
+		!strings.Contains(plan, "Bitmap Index Scan on publications_search_idx_1") {
+		t.Errorf("want both halves of the search index, no sequential scan:\n%s", plan)
 	}
-	if got := f.searchAs(t, "reviewerA", "Lighthouse", nil, 1001); len(got) != 1 {
-		t.Errorf("search found %q, want the one bulk row", got)
+	if got := f.searchAs(t, "reviewerA", "Lighthouse", nil, 1001); len(got) != 2 {
+		t.Errorf("search found %q, want the two bulk rows, one in each half", got)
 	}
 	direct := f.explain(t, "reviewerA", `select * from publications where body ilike '%lighthouse%'`)
 	if strings.Contains(direct, "publications_search_idx") {

@@ -59,8 +59,8 @@ type Summary struct {
 	BulkDuration time.Duration // the part of Duration spent on generated publications
 	// LoadDuration is the part of BulkDuration spent writing the generated rows (every project
 	// at once); the rest settles them (SettleDuration: foreign keys validated, indexes built,
-	// vacuum and statistics), whose longest step is usually SearchIndexDuration, the
-	// single-process build of the trigram search index.
+	// vacuum and statistics), whose longest step is usually SearchIndexDuration, the builds of
+	// the trigram search index's two halves, side by side.
 	LoadDuration        time.Duration
 	SettleDuration      time.Duration
 	SearchIndexDuration time.Duration

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -43,6 +44,11 @@ import (
 // vacuum publications with most of its rows still to be moved (and their dead versions still
 // being made), again and again on a large project, for nothing.
 var bulkTables = []string{"publications", "status_events", "reviews", "promos", "publication_media", "publication_revisions"}
+
+// searchIndex begins the name of each half of the trigram search index (migration 038:
+// publications_search_idx_0 and _1), which setAside takes away for the load and settle builds
+// again, the halves side by side.
+const searchIndex = "publications_search_idx"
 
 // movingColumns are the publication columns a bulk load's updates change. An index whose
 // definition names one of them is rebuilt rather than updated: with none left, every update
@@ -96,8 +102,8 @@ func setAside(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) (*aside
 			  from pg_index i join pg_class c on c.oid = i.indexrelid
 			 where i.indrelid = 'public.publications'::regclass and not i.indisunique
 			   and not exists (select 1 from pg_constraint k where k.conindid = i.indexrelid)
-			   and (c.relname = 'publications_search_idx' or pg_get_indexdef(i.indexrelid) ~ $1)
-			 order by c.relname`, movingColumns)
+			   and (starts_with(c.relname, $2) or pg_get_indexdef(i.indexrelid) ~ $1)
+			 order by c.relname`, movingColumns, searchIndex)
 		if err != nil {
 			return err
 		}
@@ -284,7 +290,7 @@ func (a *aside) waitForOlderTransactions(ctx context.Context, pool *pgxpool.Pool
 
 // settleTimes are how long settle's steps took.
 type settleTimes struct {
-	search time.Duration // building the trigram search index
+	search time.Duration // building the trigram search index, both halves
 	total  time.Duration
 }
 
@@ -296,18 +302,19 @@ type settleTimes struct {
 // join with the table it references) that takes the place of the per-row checks the load
 // skipped, and fails settle, naming the constraint, if any row breaks it (the constraint then
 // stays NOT VALID, still checking every row written after it). The longest step is the
-// trigram index, one statement on one core (PostgreSQL 15 builds no GIN index in parallel),
-// so the work goes in two lanes and the search index starts early:
+// trigram index, whose each half is one statement on one core (PostgreSQL 15 builds no GIN
+// index in parallel; 038 split the index so that its halves build at once), so the work goes
+// in two lanes, one half of the search index in each:
 //
 //   - lane 1: compact publications (compact: rewritten and vacuumed, so no build meets its
 //     dead versions or out-of-order rows, and no vacuum has a trigram index to clean), validate
-//     publications' own foreign keys, then the search index, then analyze publications (its
-//     statistics include the index's expression);
+//     publications' own foreign keys, then the search index's first half;
 //   - lane 2, once publications is compacted: vacuum and analyze the other bulk tables and
 //     validate their foreign keys (which only read the tables they reference, so run beside
-//     lane 1), then, once lane 1 is through with publications' validation, build the other
-//     publications indexes (CREATE INDEX share-locks the table, so several builds run at once,
-//     but not alongside a vacuum or a validation of it).
+//     lane 1), then, once lane 1 is through with publications' validation, the search index's
+//     other half and the other publications indexes (CREATE INDEX share-locks the table, so
+//     several builds run at once, but not alongside a vacuum or a validation of it);
+//   - then analyze publications (its statistics include the index's expression).
 //
 // Lane 2 waits for the compaction because its statements take snapshots, and a snapshot's
 // xmin is the oldest transaction running anywhere in the cluster: taken while another
@@ -354,14 +361,41 @@ func (a *aside) settle(ctx context.Context, pool *pgxpool.Pool, vacuum bool) (se
 		return errors.Join(errs...)
 	}
 	isPublications := func(table string) bool { return table == "publications" }
-	var search *index
-	var others []index
+	var searches, others []index
 	for _, ix := range a.indexes {
-		if ix.Name == "publications_search_idx" {
-			search = &ix
+		if strings.HasPrefix(ix.Name, searchIndex) {
+			searches = append(searches, ix)
 		} else {
 			others = append(others, ix)
 		}
+	}
+	// build builds the indexes in order; searching spans the builds of the search index's
+	// halves, from the first one's start to the last one's end.
+	var (
+		mu        sync.Mutex
+		searching struct{ from, to time.Time }
+	)
+	build := func(ixs []index) error {
+		var errs []error
+		for _, ix := range ixs {
+			st := time.Now()
+			errs = append(errs, run("build "+ix.Name, ix.Def))
+			if strings.HasPrefix(ix.Name, searchIndex) {
+				mu.Lock()
+				if searching.from.IsZero() || st.Before(searching.from) {
+					searching.from = st
+				}
+				searching.to = time.Now()
+				mu.Unlock()
+			}
+		}
+		return errors.Join(errs...)
+	}
+	// Lane 1 builds the search index's first half, lane 2 the other half and then the rest.
+	var first []index
+	rest := others
+	if len(searches) > 0 {
+		first, rest = searches[:1], append(slices.Clone(searches[1:]), others...)
 	}
 	var (
 		wg         sync.WaitGroup
@@ -379,11 +413,7 @@ func (a *aside) settle(ctx context.Context, pool *pgxpool.Pool, vacuum bool) (se
 		close(compacted)
 		lane1 = errors.Join(lane1, validate(isPublications))
 		close(shared)
-		if search != nil {
-			st := time.Now()
-			lane1 = errors.Join(lane1, run("build "+search.Name, search.Def))
-			times.search = time.Since(st)
-		}
+		lane1 = errors.Join(lane1, build(first))
 	})
 	wg.Go(func() {
 		<-compacted
@@ -400,11 +430,10 @@ func (a *aside) settle(ctx context.Context, pool *pgxpool.Pool, vacuum bool) (se
 		}
 		lane2 = errors.Join(lane2, validate(func(table string) bool { return !isPublications(table) }))
 		<-shared
-		for _, ix := range others {
-			lane2 = errors.Join(lane2, run("build "+ix.Name, ix.Def))
-		}
+		lane2 = errors.Join(lane2, build(rest))
 	})
 	wg.Wait()
+	times.search = searching.to.Sub(searching.from)
 	opt = a.restoreOptions(ctx, pool)
 	if opt != nil {
 		opt = fmt.Errorf("seed: restore the bulk tables' storage parameters: %w", opt)
