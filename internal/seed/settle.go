@@ -90,7 +90,8 @@ type foreignKey struct {
 
 // setAside prepares the bulk tables for a load: it drops the publications indexes that the
 // load's updates would rewrite (the trigram search index, and those naming a movingColumns
-// column), keeping the unique ones and those of constraints, drops every foreign key of
+// column) and the other bulk tables' indexes that the load only writes (those not leading with
+// publication_id), keeping the unique ones and those of constraints, drops every foreign key of
 // bulkTables (those of other tables that reference them stay: they check nothing on insert,
 // nor on an update that leaves the referenced key alone), lowers the publications fillfactor
 // and pauses autovacuum on bulkTables. A failure leaves nothing changed (one transaction).
@@ -110,6 +111,25 @@ func setAside(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) (*aside
 		if a.indexes, err = pgx.CollectRows(rows, pgx.RowToStructByPos[index]); err != nil {
 			return err
 		}
+		// The other bulk tables' indexes that lead with anything but publication_id: the
+		// triggers the load runs find those tables' rows by their publication, never by
+		// project, reviewer or media item, so these are only written during the load.
+		rows, err = tx.Query(ctx, `
+			select c.relname, pg_get_indexdef(i.indexrelid)
+			  from pg_index i join pg_class c on c.oid = i.indexrelid join pg_class t on t.oid = i.indrelid
+			 where t.relnamespace = 'public'::regnamespace and t.relname = any ($1) and t.relname <> 'publications'
+			   and not i.indisunique
+			   and not exists (select 1 from pg_constraint k where k.conindid = i.indexrelid)
+			   and pg_get_indexdef(i.indexrelid, 1, false) <> 'publication_id'
+			 order by c.relname`, bulkTables)
+		if err != nil {
+			return err
+		}
+		written, err := pgx.CollectRows(rows, pgx.RowToStructByPos[index])
+		if err != nil {
+			return err
+		}
+		a.indexes = append(a.indexes, written...)
 		rows, err = tx.Query(ctx, `
 			select c.relname, coalesce(array_to_string(c.reloptions, ', '), '')
 			  from pg_class c where c.relnamespace = 'public'::regnamespace and c.relname = any ($1)`, bulkTables)
