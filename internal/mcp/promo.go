@@ -45,8 +45,8 @@ type PromoOut struct {
 	URL     string `json:"url" jsonschema:"the publication's page, where promos are shown"`
 }
 
-// errNoPromoRole words row-level security's refusal of a promo write (an insert's policy
-// violation, an update that matches no row) in terms of roles.
+// errNoPromoRole words row-level security's refusal of a promo write (the upsert's insert
+// policy) in terms of roles.
 var errNoPromoRole = refuse("Not allowed: your role cannot write promos in this project; editors, leads and owners can.")
 
 func (s *Server) upsertPromo(ctx context.Context, id identity, in promoIn) (PromoOut, error) {
@@ -84,8 +84,8 @@ func (s *Server) upsertPromo(ctx context.Context, id identity, in promoIn) (Prom
 	}
 
 	// One upsert, as the dashboard saves a promo: a promo created by someone else since the
-	// read above is replaced, not refused. Row-level security refuses the insert, or hides the
-	// row from the update, of a role that may not write promos: either is a 403.
+	// read above is replaced, not refused. Row-level security refuses the upsert of a role that
+	// may not write promos (its insert policy checks the row whether or not one exists): a 403.
 	row, err := s.api.SavePromo(ctx, id.token, in.PublicationID, in.Channel, in.Body, deref(link))
 	if client.StatusOf(err) == http.StatusForbidden {
 		return PromoOut{}, errNoPromoRole

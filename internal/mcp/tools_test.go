@@ -264,6 +264,9 @@ func TestRefusals(t *testing.T) {
 			"Not allowed: An editor cannot approve publications."},
 		{"viewer cannot write promos", viewer, "upsert_promo", map[string]any{"publication_id": s.pubs["Tide tables"], "channel": "x", "body": "hi"},
 			"Not allowed: your role cannot write promos in this project"},
+		// Lighthouse gala has a promo on x: rewriting it is refused alike.
+		{"viewer cannot rewrite a promo", viewer, "upsert_promo", map[string]any{"publication_id": s.pubs["Lighthouse gala"], "channel": "x", "body": "hi"},
+			"Not allowed: your role cannot write promos in this project"},
 		{"note required", s.connect(t, "reviewer"), "request_changes", map[string]any{"publication_id": s.pubs["Tide tables"], "note": " "},
 			"note is required"},
 		{"past date", s.connect(t, "lead"), "schedule", map[string]any{"publication_id": s.pubs["Ferry strike ends"], "scheduled_for": "2020-01-01T00:00:00Z"},

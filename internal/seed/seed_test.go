@@ -7,6 +7,7 @@ import (
 	"image"
 	_ "image/jpeg"
 	_ "image/png"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -882,5 +883,58 @@ func waitBackendsGone(b *testing.B, conn *pgx.Conn) {
 	})
 	if !closed {
 		b.Fatalf("%d connections still open after the seed", n)
+	}
+}
+
+// TestSetAsideIndexes: the load sets aside the indexes its writes would otherwise keep up and
+// none of its triggers reads through: both halves of the search index and the publications
+// indexes on a column its moves change, and the other bulk tables' indexes that do not lead
+// with publication_id (by which the triggers find their rows); settle puts every one back.
+func TestSetAsideIndexes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	conn := db.Owner(t)
+	pool, err := openPool(ctx, db.OwnerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	before := bulkStorage(t, conn)
+	a, err := setAside(ctx, pool, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ix := range a.indexes {
+		names = append(names, ix.Name)
+	}
+	slices.Sort(names)
+	want := []string{
+		"promos_project_idx", "publication_media_media_idx", "publication_media_project_idx",
+		"publication_revisions_project_idx", "publications_author_idx", "publications_due_idx",
+		"publications_queue_idx", "publications_search_idx_0", "publications_search_idx_1",
+		"publications_status_idx", "reviews_project_idx", "reviews_reviewer_idx", "status_events_project_idx",
+	}
+	if !slices.Equal(names, want) {
+		t.Errorf("set aside %q, want %q", names, want)
+	}
+	var kept []string
+	rows, _ := conn.Query(ctx, `select c.relname from pg_index i join pg_class c on c.oid = i.indexrelid
+		join pg_class t on t.oid = i.indrelid where t.relname = any ($1) and t.relnamespace = 'public'::regnamespace
+		order by 1`, bulkTables)
+	if kept, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kept {
+		if slices.Contains(want, k) {
+			t.Errorf("%s is still there during the load", k)
+		}
+	}
+	if _, err := a.settle(ctx, pool, false); err != nil {
+		t.Fatal(err)
+	}
+	if after := bulkStorage(t, conn); !slices.Equal(after, before) {
+		t.Errorf("after settle:\n%s\nwant:\n%s", strings.Join(after, "\n"), strings.Join(before, "\n"))
 	}
 }

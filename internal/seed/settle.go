@@ -98,38 +98,25 @@ type foreignKey struct {
 func setAside(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) (*aside, error) {
 	a := &aside{options: map[string]string{}, log: log}
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		// Of publications, the indexes named above; of the other bulk tables, those that lead
+		// with anything but publication_id: the triggers the load runs find those tables' rows
+		// by their publication, never by project, reviewer or media item, so the load only
+		// writes these.
 		rows, err := tx.Query(ctx, `
 			select c.relname, pg_get_indexdef(i.indexrelid)
-			  from pg_index i join pg_class c on c.oid = i.indexrelid
-			 where i.indrelid = 'public.publications'::regclass and not i.indisunique
+			  from pg_index i join pg_class c on c.oid = i.indexrelid join pg_class t on t.oid = i.indrelid
+			 where t.relnamespace = 'public'::regnamespace and t.relname = any ($3) and not i.indisunique
 			   and not exists (select 1 from pg_constraint k where k.conindid = i.indexrelid)
-			   and (starts_with(c.relname, $2) or pg_get_indexdef(i.indexrelid) ~ $1)
-			 order by c.relname`, movingColumns, searchIndex)
+			   and case when t.relname = 'publications'
+			            then starts_with(c.relname, $2) or pg_get_indexdef(i.indexrelid) ~ $1
+			            else pg_get_indexdef(i.indexrelid, 1, false) <> 'publication_id' end
+			 order by t.relname <> 'publications', c.relname`, movingColumns, searchIndex, bulkTables)
 		if err != nil {
 			return err
 		}
 		if a.indexes, err = pgx.CollectRows(rows, pgx.RowToStructByPos[index]); err != nil {
 			return err
 		}
-		// The other bulk tables' indexes that lead with anything but publication_id: the
-		// triggers the load runs find those tables' rows by their publication, never by
-		// project, reviewer or media item, so these are only written during the load.
-		rows, err = tx.Query(ctx, `
-			select c.relname, pg_get_indexdef(i.indexrelid)
-			  from pg_index i join pg_class c on c.oid = i.indexrelid join pg_class t on t.oid = i.indrelid
-			 where t.relnamespace = 'public'::regnamespace and t.relname = any ($1) and t.relname <> 'publications'
-			   and not i.indisunique
-			   and not exists (select 1 from pg_constraint k where k.conindid = i.indexrelid)
-			   and pg_get_indexdef(i.indexrelid, 1, false) <> 'publication_id'
-			 order by c.relname`, bulkTables)
-		if err != nil {
-			return err
-		}
-		written, err := pgx.CollectRows(rows, pgx.RowToStructByPos[index])
-		if err != nil {
-			return err
-		}
-		a.indexes = append(a.indexes, written...)
 		rows, err = tx.Query(ctx, `
 			select c.relname, coalesce(array_to_string(c.reloptions, ', '), '')
 			  from pg_class c where c.relnamespace = 'public'::regnamespace and c.relname = any ($1)`, bulkTables)
