@@ -5,8 +5,10 @@ import (
 	"testing"
 )
 
-// TestFreezeAsksRoleInThePublicationsProject pins who the content freeze (app.content_frozen,
-// which since 027 asks app.editable_status one question per publication) speaks for: an
+// TestFreezeAsksRoleInThePublicationsProject pins who the content freeze speaks for (on
+// updates and deletes app.content_frozen, which since 027 asks app.editable_status one question
+// per publication; on inserts, since 039, app.content_insert, whose one lookup also fills the
+// project and says "not found"): an
 // editor, lead or owner of the publication's own project meets the freeze, on every row of a
 // many-row statement, while anyone else is left to the table's policies and lookups, which
 // answer as they always did (a reviewer's write refused by the policy, another tenant's
