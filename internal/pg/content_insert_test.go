@@ -12,26 +12,32 @@ import (
 	"masthead/internal/pg"
 )
 
-// oldContentTriggers puts back the row triggers a promo or media link insert ran before 039:
-// content_frozen on insert too, then fill_project_from_publication (by name, the order
-// PostgreSQL fires them in).
+// oldContentTriggers puts back the row triggers an insert of a promo, media link or review ran
+// before 039: for promos and media links content_frozen on insert too, then
+// fill_project_from_publication (by name, the order PostgreSQL fires them in); for all three
+// fill_project_from_publication as 008 wrote it (app.fill_project_from_publication_was, see
+// oldFunction).
 const oldContentTriggers = `
 drop trigger promos_content_insert on public.promos;
 drop trigger promos_content_frozen on public.promos;
 create trigger promos_content_frozen before insert or update or delete on public.promos
   for each row execute function app.content_frozen();
 create trigger promos_fill_project before insert on public.promos
-  for each row execute function app.fill_project_from_publication();
+  for each row execute function app.fill_project_from_publication_was();
 drop trigger publication_media_content_insert on public.publication_media;
 drop trigger publication_media_content_frozen on public.publication_media;
 create trigger publication_media_content_frozen before insert or update or delete on public.publication_media
   for each row execute function app.content_frozen();
 create trigger publication_media_fill_project before insert on public.publication_media
-  for each row execute function app.fill_project_from_publication();`
+  for each row execute function app.fill_project_from_publication_was();
+drop trigger reviews_fill_project on public.reviews;
+create trigger reviews_fill_project before insert on public.reviews
+  for each row execute function app.fill_project_from_publication_was();`
 
 // TestContentInsertDecidesAsBefore: app.content_insert (039), the one row trigger of a promo or
 // media link insert, answers every insert as the two triggers it replaced did, error for
-// error (code and message) and project_id for project_id: by every member role of project A,
+// error (code and message) and project_id for project_id, and so does 039's
+// fill_project_from_publication for a review written directly: by every member role of project A,
 // B's editor, an outsider and the database owner; into a publication of A in every status, B's
 // draft and B's published piece, an id that does not exist and none; with project_id left out,
 // A's and B's. The same inserts run with 039's trigger and then with the old pair put back, in
@@ -70,6 +76,7 @@ func TestContentInsertDecidesAsBefore(t *testing.T) {
 	inserts := map[string]string{
 		"promo":      `insert into promos (project_id, publication_id, channel, body) values ($1, $2, 'mastodon', 'hi') returning project_id::text`,
 		"media link": `insert into publication_media (project_id, publication_id, media_id) values ($1, $2, $3) returning project_id::text`,
+		"review":     `insert into reviews (project_id, publication_id, verdict, notes) values ($1, $2, 'comment', 'hi') returning project_id::text`,
 	}
 
 	// answer runs one insert in a transaction it rolls back and says what came of it.
@@ -123,6 +130,7 @@ func TestContentInsertDecidesAsBefore(t *testing.T) {
 	}
 
 	now := answers()
+	oldFunction(t, f, "008_workflow_rules.sql", "fill_project_from_publication")
 	if _, err := own.Exec(ctx, oldContentTriggers); err != nil {
 		t.Fatal(err)
 	}

@@ -11,21 +11,21 @@ import (
 	"masthead/internal/channels"
 )
 
-// oldFunction installs a function as a migration first defined it, under another name, so a
-// test can compare a rewrite with it: the text from "create function app.<name>(" to its
-// "end $$;" in that migration, renamed app.<name>_was, with each pair of strings in replace
-// (old, new) replaced in its text.
+// oldFunction installs a function as a migration defined it, under another name, so a test can
+// compare a rewrite with it: the text from "create [or replace] function app.<name>(" to its
+// "end $$;" in that migration (the first such), renamed app.<name>_was, with each pair of
+// strings in replace (old, new) replaced in its text.
 func oldFunction(t *testing.T, f *fixture, migration, name string, replace ...string) {
 	t.Helper()
 	src, err := os.ReadFile("migrations/" + migration)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?s)create function app\.` + name + `\(.*?\nend \$\$;`).Find(src)
+	m := regexp.MustCompile(`(?s)create (?:or replace )?function app\.` + name + `\(.*?\nend \$\$;`).Find(src)
 	if m == nil {
 		t.Fatalf("no app.%s in %s", name, migration)
 	}
-	def := strings.Replace(string(m), "app."+name+"(", "app."+name+"_was(", 1)
+	def := strings.Replace(strings.Replace(string(m), "create or replace function", "create function", 1), "app."+name+"(", "app."+name+"_was(", 1)
 	def = strings.NewReplacer(replace...).Replace(def)
 	if _, err := f.db.Owner(t).Exec(context.Background(), def); err != nil {
 		t.Fatalf("install %s's app.%s: %v", migration, name, err)
