@@ -17,22 +17,22 @@ import (
 // fill_project_from_publication (by name, the order PostgreSQL fires them in); for all three
 // fill_project_from_publication as 008 wrote it (app.fill_project_from_publication_was, see
 // oldFunction).
-const oldContentTriggers = `
-drop trigger promos_content_insert on public.promos;
-drop trigger promos_content_frozen on public.promos;
-create trigger promos_content_frozen before insert or update or delete on public.promos
+var oldContentTriggers = func() string {
+	var b strings.Builder
+	for _, table := range []string{"promos", "publication_media"} {
+		fmt.Fprintf(&b, `drop trigger %[1]s_content_insert on public.%[1]s;
+drop trigger %[1]s_content_frozen on public.%[1]s;
+create trigger %[1]s_content_frozen before insert or update or delete on public.%[1]s
   for each row execute function app.content_frozen();
-create trigger promos_fill_project before insert on public.promos
+create trigger %[1]s_fill_project before insert on public.%[1]s
   for each row execute function app.fill_project_from_publication_was();
-drop trigger publication_media_content_insert on public.publication_media;
-drop trigger publication_media_content_frozen on public.publication_media;
-create trigger publication_media_content_frozen before insert or update or delete on public.publication_media
-  for each row execute function app.content_frozen();
-create trigger publication_media_fill_project before insert on public.publication_media
-  for each row execute function app.fill_project_from_publication_was();
-drop trigger reviews_fill_project on public.reviews;
+`, table)
+	}
+	b.WriteString(`drop trigger reviews_fill_project on public.reviews;
 create trigger reviews_fill_project before insert on public.reviews
-  for each row execute function app.fill_project_from_publication_was();`
+  for each row execute function app.fill_project_from_publication_was();`)
+	return b.String()
+}()
 
 // TestContentInsertDecidesAsBefore: app.content_insert (039), the one row trigger of a promo or
 // media link insert, answers every insert as the two triggers it replaced did, error for

@@ -23,6 +23,18 @@
 -- content_frozen still holds updates and deletes; reviews keep fill_project_from_publication.
 -- TestContentInsertDecidesAsBefore compares the two ways on every case.
 
+-- publication_not_found is the refusal of a row naming a publication its writer cannot see,
+-- worded once for the two triggers below.
+create function app.publication_not_found(p_publication uuid) returns void
+language plpgsql set search_path = ''
+as $$
+begin
+  raise exception using errcode = '23503',
+    message = format('publication %s not found', coalesce(p_publication::text, 'null')),
+    detail = 'No publication with that id is visible to you.';
+end $$;
+grant execute on function app.publication_not_found(uuid) to authenticated;
+
 create function app.content_insert() returns trigger
 language plpgsql set search_path = ''
 as $$
@@ -35,9 +47,7 @@ begin
     from public.publications p
    where p.id = new.publication_id;
   if not found then
-    raise exception using errcode = '23503',
-      message = format('publication %s not found', coalesce(new.publication_id::text, 'null')),
-      detail = 'No publication with that id is visible to you.';
+    perform app.publication_not_found(new.publication_id);
   end if;
   -- The role matters only to a refusal, so it is asked only of a publication that is frozen,
   -- by a statement of its own: a condition holding a query would go through the executor on
@@ -96,9 +106,7 @@ begin
   end if;
   select p.project_id into v_project from public.publications p where p.id = new.publication_id;
   if not found then
-    raise exception using errcode = '23503',
-      message = format('publication %s not found', coalesce(new.publication_id::text, 'null')),
-      detail = 'No publication with that id is visible to you.';
+    perform app.publication_not_found(new.publication_id);
   end if;
   if new.project_id is null then
     new.project_id := v_project;
