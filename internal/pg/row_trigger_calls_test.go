@@ -25,7 +25,8 @@ func oldFunction(t *testing.T, f *fixture, migration, name string, replace ...st
 	if m == nil {
 		t.Fatalf("no app.%s in %s", name, migration)
 	}
-	def := strings.Replace(strings.Replace(string(m), "create or replace function", "create function", 1), "app."+name+"(", "app."+name+"_was(", 1)
+	def := strings.Replace(string(m), "create or replace function", "create function", 1)
+	def = strings.Replace(def, "app."+name+"(", "app."+name+"_was(", 1)
 	def = strings.NewReplacer(replace...).Replace(def)
 	if _, err := f.db.Owner(t).Exec(context.Background(), def); err != nil {
 		t.Fatalf("install %s's app.%s: %v", migration, name, err)

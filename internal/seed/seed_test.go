@@ -919,11 +919,11 @@ func TestSetAsideIndexes(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Errorf("set aside %q, want %q", names, want)
 	}
-	var kept []string
 	rows, _ := conn.Query(ctx, `select c.relname from pg_index i join pg_class c on c.oid = i.indexrelid
 		join pg_class t on t.oid = i.indrelid where t.relname = any ($1) and t.relnamespace = 'public'::regnamespace
 		order by 1`, bulkTables)
-	if kept, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+	kept, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range kept {

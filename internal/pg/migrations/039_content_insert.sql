@@ -21,7 +21,8 @@
 --     and a member sees every publication of their project (publications_read);
 --   - project_id, when not given, is the publication's.
 -- content_frozen still holds updates and deletes; reviews keep fill_project_from_publication.
--- TestContentInsertDecidesAsBefore compares the two ways on every case.
+-- TestContentInsertDecidesAsBefore compares the two ways over a grid of callers, publications
+-- (every status, another tenant's, none), projects named and tables.
 
 -- publication_not_found is the refusal of a row naming a publication its writer cannot see,
 -- worded once for the two triggers below.
