@@ -2,6 +2,8 @@ package pg_test
 
 import (
 	"context"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -146,5 +148,124 @@ func TestVisits(t *testing.T) {
 	}
 	if n, err := f.try("editorA", `update list_visits set seen_at = now() - interval '1 year'`); err == nil && n > 0 {
 		t.Error("a visit was rewritten directly")
+	}
+}
+
+// inbox013 installs my_inbox as migration 013 wrote it, as public.my_inbox_013, for comparing
+// 040's rewrite with it.
+func inbox013(tb testing.TB, f *fixture) {
+	tb.Helper()
+	src, err := os.ReadFile("migrations/013_inbox_rounds.sql")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?s)create or replace function public\.my_inbox\(.*?\n\$\$;`).Find(src)
+	if m == nil {
+		tb.Fatal("no public.my_inbox in 013")
+	}
+	def := strings.Replace(string(m), "public.my_inbox(", "public.my_inbox_013(", 1)
+	for _, q := range []string{def, `grant execute on function public.my_inbox_013(integer) to authenticated`} {
+		if _, err := f.db.Owner(tb).Exec(context.Background(), q); err != nil {
+			tb.Fatalf("install 013's my_inbox: %v", err)
+		}
+	}
+}
+
+// inboxRows returns the rows fn (my_inbox or my_inbox_013) answers user with max per reason,
+// each as text, sorted.
+func (f *fixture) inboxRows(tb testing.TB, user, fn string, max any) []string {
+	tb.Helper()
+	var out []string
+	err := pg.WithCaller(context.Background(), f.db.Pool, f.caller(user), pg.ReadOnly, func(tx pgx.Tx) error {
+		rows, err := tx.Query(context.Background(), `select i::text from public.`+fn+`($1) i`, max)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	if err != nil {
+		tb.Fatalf("%s as %s: %v", fn, user, err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// inboxAtScale fills the fixture with n publications a project in every status (plan_test's
+// bulk, all written by editorA), rounds and reviews for those in review (inboxRounds), drafts
+// left untouched for eight days, scheduled ones overdue and an eleventh of all written by leadA
+// instead, then vacuums, as autovacuum would have.
+func inboxAtScale(tb testing.TB, f *fixture, n int) {
+	tb.Helper()
+	f.bulk(tb, n)
+	own := f.db.Owner(tb)
+	stmts := append(inboxRounds(f.users["reviewerA"]),
+		`set session_replication_role = replica`,
+		`update publications set updated_at = now() - interval '8 days' where status = 'draft' and hashtext(id::text) % 5 = 0`,
+		`update publications set scheduled_for = now() - interval '1 hour' where status = 'scheduled' and hashtext(id::text) % 7 = 0`,
+		`update publications set author_id = '`+f.users["leadA"]+`' where hashtext(id::text) % 11 = 0`,
+		`set session_replication_role = origin`,
+		`vacuum analyze`)
+	for _, q := range stmts {
+		if _, err := own.Exec(context.Background(), q); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// TestInboxAnswersAs013: 040's inbox, which walks publications_waiting_idx and counts apart,
+// answers what 013's answered, row for row with every total, for every kind of caller and
+// several caps, over publications in every status, in review in a first or a second round,
+// reviewed or not, due or not, sent back and stale.
+func TestInboxAnswersAs013(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	inbox013(t, f)
+	inboxAtScale(t, f, 3000)
+	for _, user := range []string{"ownerA", "leadA", "editorA", "reviewerA", "reviewer2A", "viewerA", "ownerB", "outsider"} {
+		for _, max := range []any{nil, 1, 7, 50, 5000} {
+			got, want := f.inboxRows(t, user, "my_inbox", max), f.inboxRows(t, user, "my_inbox_013", max)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s, max %v: %d rows, 013 had %d\nnow: %.400q\n013: %.400q", user, max, len(got), len(want), got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkInbox measures my_inbox against 013's at 100,000 publications a project (a quarter
+// of them in review), as a lead (who also reviews) and as a reviewer, the two in turn within
+// each iteration, as the service runs it (JIT off). It reports each one's median and 013's
+// over 040's.
+//
+//	go test ./internal/pg -run '^$' -bench Inbox -benchtime 20x
+func BenchmarkInbox(b *testing.B) {
+	f := newFixture(b)
+	inbox013(b, f)
+	inboxAtScale(b, f, 100_000)
+	for _, user := range []string{"leadA", "reviewerA"} {
+		b.Run(user, func(b *testing.B) {
+			if got, want := f.inboxRows(b, user, "my_inbox", nil), f.inboxRows(b, user, "my_inbox_013", nil); !slices.Equal(got, want) {
+				b.Fatalf("%s: %d rows, 013 had %d", user, len(got), len(want))
+			}
+			var now, was []time.Duration
+			for b.Loop() {
+				for _, fn := range []string{"my_inbox", "my_inbox_013"} {
+					start := time.Now()
+					f.inboxRows(b, user, fn, nil)
+					if fn == "my_inbox" {
+						now = append(now, time.Since(start))
+					} else {
+						was = append(was, time.Since(start))
+					}
+				}
+			}
+			ms := func(d []time.Duration) float64 {
+				slices.Sort(d)
+				return float64(d[len(d)/2].Microseconds()) / 1000
+			}
+			b.ReportMetric(ms(now), "ours-ms")
+			b.ReportMetric(ms(was), "013-ms")
+			b.ReportMetric(ms(was)/ms(now), "013/ours")
+		})
 	}
 }

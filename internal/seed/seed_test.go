@@ -914,7 +914,8 @@ func TestSetAsideIndexes(t *testing.T) {
 		"promos_project_idx", "publication_media_media_idx", "publication_media_project_idx",
 		"publication_revisions_project_idx", "publications_author_idx", "publications_due_idx",
 		"publications_queue_idx", "publications_search_idx_0", "publications_search_idx_1",
-		"publications_status_idx", "reviews_project_idx", "reviews_reviewer_idx", "status_events_project_idx",
+		"publications_status_idx", "publications_waiting_idx", "reviews_project_idx", "reviews_reviewer_idx",
+		"status_events_project_idx",
 	}
 	if !slices.Equal(names, want) {
 		t.Errorf("set aside %q, want %q", names, want)
