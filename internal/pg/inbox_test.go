@@ -171,13 +171,13 @@ func inbox013(tb testing.TB, f *fixture) {
 	}
 }
 
-// inboxRows returns the rows fn (my_inbox or my_inbox_013) answers user with max per reason,
-// each as text, sorted.
-func (f *fixture) inboxRows(tb testing.TB, user, fn string, max any) []string {
+// inboxRows returns the rows fn (my_inbox or my_inbox_013) answers user with perReason as
+// max_per_reason, each as text, sorted.
+func (f *fixture) inboxRows(tb testing.TB, user, fn string, perReason any) []string {
 	tb.Helper()
 	var out []string
 	err := pg.WithCaller(context.Background(), f.db.Pool, f.caller(user), pg.ReadOnly, func(tx pgx.Tx) error {
-		rows, err := tx.Query(context.Background(), `select i::text from public.`+fn+`($1) i`, max)
+		rows, err := tx.Query(context.Background(), `select i::text from public.`+fn+`($1) i`, perReason)
 		if err != nil {
 			return err
 		}
@@ -223,16 +223,16 @@ func TestInboxAnswersAs013(t *testing.T) {
 	inbox013(t, f)
 	inboxAtScale(t, f, 3000)
 	for _, user := range []string{"ownerA", "leadA", "editorA", "reviewerA", "reviewer2A", "viewerA", "ownerB", "outsider"} {
-		for _, max := range []any{nil, 1, 7, 50, 5000} {
-			got, want := f.inboxRows(t, user, "my_inbox", max), f.inboxRows(t, user, "my_inbox_013", max)
+		for _, perReason := range []any{nil, 1, 7, 50, 5000} {
+			got, want := f.inboxRows(t, user, "my_inbox", perReason), f.inboxRows(t, user, "my_inbox_013", perReason)
 			if !slices.Equal(got, want) {
-				t.Errorf("%s, max %v: %d rows, 013 had %d\nnow: %.400q\n013: %.400q", user, max, len(got), len(want), got, want)
+				t.Errorf("%s, %v per reason: %d rows, 013 had %d\nnow: %.400q\n013: %.400q", user, perReason, len(got), len(want), got, want)
 			}
 		}
 	}
 }
 
-// BenchmarkInbox measures my_inbox against 013's at 100,000 publications a project (a quarter
+// BenchmarkInbox measures my_inbox against 013's at 100,000 publications a project (two in nine
 // of them in review), as a lead (who also reviews) and as a reviewer, the two in turn within
 // each iteration, as the service runs it (JIT off). It reports each one's median and 013's
 // over 040's.
