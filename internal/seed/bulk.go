@@ -15,11 +15,11 @@ import (
 // the seed's load (it re-reads, locks and re-checks the row, each statement paying for
 // row-level security, before the same guarded UPDATE, whose audit triggers then run for one
 // row): 490 µs a row sent back, against 84 µs a row approved in bulk, in connection time,
-// timed step by step over BenchmarkFloorSeed100k's load before migration 039. Instead each move is one UPDATE of many rows, run as the
-// user who makes that move. The guard trigger still checks every row's transition and the
-// user's role, and the audit trigger still writes one status_events row per row and move with
-// that user as actor; it records them as via='direct' (a plain update, not an RPC), which is
-// exactly what happened. A direct move has its RPC's side effects, so each approval also writes
+// timed step by step over BenchmarkFloorSeed100k's load before migration 039. Instead each
+// move is one UPDATE of many rows, run as the user who makes that move. The guard trigger
+// still checks every row's transition and the user's role, and the audit trigger still writes
+// one status_events row per row and move with that user as actor; it records them as
+// via='direct' (a plain update, not an RPC), which is exactly what happened. A direct move has its RPC's side effects, so each approval also writes
 // its verdict review (without a note); reviewers also leave a comment on every third piece they
 // pass. Sending back needs a note, which only the RPC carries: those rows (8% of them) take one
 // request_changes call each.
