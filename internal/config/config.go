@@ -128,6 +128,9 @@ type Config struct {
 	StorageMaxJSONBytes    int
 	StorageMaxSignedURLTTL time.Duration
 	StorageSignedUploadTTL time.Duration
+	// StorageLookupLanes is how many round trips of the media-row lookup in front of
+	// downloads may be in flight on one pool; lookups beyond share the next (pg.Lookups).
+	StorageLookupLanes int
 	// StorageSignedTokenCacheSize is how many verified signed-URL tokens an instance remembers,
 	// so that a URL opened again skips its HMAC and claims decoding
 	// (storage.Options.SignedTokenCacheSize); 0 turns it off.
@@ -252,6 +255,7 @@ func Default() Config {
 		StorageMaxJSONBytes:         2 << 20,
 		StorageMaxSignedURLTTL:      7 * 24 * time.Hour,
 		StorageSignedUploadTTL:      2 * time.Hour,
+		StorageLookupLanes:          2, // storage.DefaultLookupLanes
 		StorageSignedTokenCacheSize: 10000,
 		OIDC: [2]OIDCProvider{
 			{Name: "google", Label: "Google", Issuer: "https://accounts.google.com"},
@@ -307,6 +311,7 @@ var settings = []setting{
 	{"MASTHEAD_STORAGE_MAX_UPLOAD_BYTES", "storage-max-upload-bytes", "largest object one /storage/v1 upload may store, in bytes", func(c *Config) flag.Value { return (*intValue)(&c.StorageMaxUploadBytes) }},
 	{"MASTHEAD_STORAGE_MAX_LIST_LIMIT", "storage-max-list-limit", "largest limit of one /storage/v1 list request", func(c *Config) flag.Value { return (*intValue)(&c.StorageMaxListLimit) }},
 	{"MASTHEAD_STORAGE_MAX_BATCH", "storage-max-batch", "most object paths one /storage/v1 remove or createSignedUrls request may name", func(c *Config) flag.Value { return (*intValue)(&c.StorageMaxBatch) }},
+	{"MASTHEAD_STORAGE_LOOKUP_LANES", "storage-lookup-lanes", "how many round trips of the access check in front of downloads may be in flight on one database pool; checks beyond share the next round trip", func(c *Config) flag.Value { return (*intValue)(&c.StorageLookupLanes) }},
 	{"MASTHEAD_STORAGE_MAX_JSON_BYTES", "storage-max-json-bytes", "largest JSON request body of /storage/v1 (list, remove, move, copy, signing), in bytes", func(c *Config) flag.Value { return (*intValue)(&c.StorageMaxJSONBytes) }},
 	{"MASTHEAD_STORAGE_SIGNED_TOKEN_CACHE_SIZE", "storage-signed-token-cache-size", "how many verified signed-URL tokens to remember so a URL opened again skips its signature check (0: none)", func(c *Config) flag.Value { return (*intValue)(&c.StorageSignedTokenCacheSize) }},
 	{"MASTHEAD_STORAGE_MAX_SIGNED_URL_TTL", "storage-max-signed-url-ttl", "longest expiresIn of a signed download URL: seconds or a duration", func(c *Config) flag.Value { return (*secondsValue)(&c.StorageMaxSignedURLTTL) }},
@@ -432,6 +437,9 @@ func (c Config) Validate() error {
 	}
 	if c.StorageMaxUploadBytes < 1 || c.StorageMaxListLimit < 1 || c.StorageMaxBatch < 1 || c.StorageMaxJSONBytes < 1024 {
 		errs = append(errs, errors.New("config: MASTHEAD_STORAGE_MAX_UPLOAD_BYTES, MASTHEAD_STORAGE_MAX_LIST_LIMIT and MASTHEAD_STORAGE_MAX_BATCH must be at least 1, MASTHEAD_STORAGE_MAX_JSON_BYTES at least 1024"))
+	}
+	if c.StorageLookupLanes < 1 {
+		errs = append(errs, errors.New("config: MASTHEAD_STORAGE_LOOKUP_LANES must be at least 1"))
 	}
 	if c.StorageMaxSignedURLTTL < time.Second || c.StorageSignedUploadTTL < time.Second {
 		errs = append(errs, errors.New("config: MASTHEAD_STORAGE_MAX_SIGNED_URL_TTL and MASTHEAD_STORAGE_SIGNED_UPLOAD_TTL must be at least 1 second"))

@@ -128,6 +128,7 @@ func TestValidate(t *testing.T) {
 		{"no upload size", func(c *Config) { c.StorageMaxUploadBytes = 0 }, "MASTHEAD_STORAGE_MAX_UPLOAD_BYTES"},
 		{"no list page", func(c *Config) { c.StorageMaxListLimit = 0 }, "MASTHEAD_STORAGE_MAX_LIST_LIMIT"},
 		{"no batch", func(c *Config) { c.StorageMaxBatch = -1 }, "MASTHEAD_STORAGE_MAX_BATCH"},
+		{"no lookup lane", func(c *Config) { c.StorageLookupLanes = 0 }, "MASTHEAD_STORAGE_LOOKUP_LANES"},
 		{"negative token cache", func(c *Config) { c.TokenCacheSize = -1 }, "MASTHEAD_AUTH_TOKEN_CACHE_SIZE"},
 		{"negative signed-token cache", func(c *Config) { c.StorageSignedTokenCacheSize = -1 }, "MASTHEAD_STORAGE_SIGNED_TOKEN_CACHE_SIZE"},
 		{"tiny JSON bodies", func(c *Config) { c.StorageMaxJSONBytes = 100 }, "MASTHEAD_STORAGE_MAX_JSON_BYTES"},
@@ -352,15 +353,16 @@ func TestStorageLimitsFromEnv(t *testing.T) {
 		"MASTHEAD_STORAGE_MAX_JSON_BYTES":     "65536",
 		"MASTHEAD_STORAGE_MAX_SIGNED_URL_TTL": "3600",
 		"MASTHEAD_STORAGE_SIGNED_UPLOAD_TTL":  "15m",
+		"MASTHEAD_STORAGE_LOOKUP_LANES":       "6",
 	}
 	c, err := FromEnv(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.StorageMaxUploadBytes != 1<<20 || c.StorageMaxListLimit != 50 || c.StorageMaxBatch != 20 || c.StorageMaxJSONBytes != 65536 ||
-		c.StorageMaxSignedURLTTL != time.Hour || c.StorageSignedUploadTTL != 15*time.Minute {
-		t.Errorf("not applied: %d %d %d %d %s %s", c.StorageMaxUploadBytes, c.StorageMaxListLimit, c.StorageMaxBatch,
-			c.StorageMaxJSONBytes, c.StorageMaxSignedURLTTL, c.StorageSignedUploadTTL)
+		c.StorageMaxSignedURLTTL != time.Hour || c.StorageSignedUploadTTL != 15*time.Minute || c.StorageLookupLanes != 6 {
+		t.Errorf("not applied: %d %d %d %d %s %s %d", c.StorageMaxUploadBytes, c.StorageMaxListLimit, c.StorageMaxBatch,
+			c.StorageMaxJSONBytes, c.StorageMaxSignedURLTTL, c.StorageSignedUploadTTL, c.StorageLookupLanes)
 	}
 	if _, err := FromEnv(func(k string) string { return map[string]string{"MASTHEAD_STORAGE_MAX_BATCH": "many"}[k] }); err == nil ||
 		!strings.Contains(err.Error(), "MASTHEAD_STORAGE_MAX_BATCH") {
@@ -443,6 +445,7 @@ func TestDefaultsAsDocumented(t *testing.T) {
 		{"MASTHEAD_STORAGE_MAX_JSON_BYTES", "(default 2 MiB;", d.StorageMaxJSONBytes == 2<<20},
 		{"MASTHEAD_STORAGE_MAX_SIGNED_URL_TTL", "(default 604800 s, a week;", d.StorageMaxSignedURLTTL == 7*24*time.Hour},
 		{"MASTHEAD_STORAGE_SIGNED_UPLOAD_TTL", "(default 2 h)", d.StorageSignedUploadTTL == 2*time.Hour},
+		{"MASTHEAD_STORAGE_LOOKUP_LANES", "(default 2)", d.StorageLookupLanes == 2},
 	} {
 		r := row(tc.env)
 		if !strings.Contains(r, tc.says) {

@@ -17,3 +17,14 @@ func (a *Acquirer) Waiting() int {
 	}
 	return n
 }
+
+// Queued is how many reads wait in l's queue, in no round trip yet.
+func (l *Lookups) Queued() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.queue)
+}
+
+// Batches is how many batches l has run, each in one round trip once its connection has
+// prepared the statements.
+func (l *Lookups) Batches() int64 { return l.batches.Load() }

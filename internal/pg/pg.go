@@ -194,23 +194,29 @@ func setup(c Caller, readOnly bool, params [][]byte) (string, [][]byte) {
 		claims = json.RawMessage("{}")
 	}
 	params = append(params, roleBytes(c.Role), claims)
-	ids := 0
 	if c.SessionID != "" {
-		ids = 1
 		params = append(params, []byte(c.Subject), []byte(c.SessionID))
 	}
 	for _, s := range c.Settings {
 		params = append(params, s.Name, s.Value)
 	}
-	ro := 0
+	return setupSQL(c, readOnly), params
+}
+
+// setupSQL is the text of c's setup, as setup returns it.
+func setupSQL(c Caller, readOnly bool) string {
+	ids, ro := 0, 0
+	if c.SessionID != "" {
+		ids = 1
+	}
 	if readOnly {
 		ro = 1
 	}
 	n := len(c.Settings)
 	if n > setupTextsMax {
-		return setupText(ids, readOnly, n), params
+		return setupText(ids, readOnly, n)
 	}
-	return setupTexts[ids][ro][n], params
+	return setupTexts[ids][ro][n]
 }
 
 // setupParams keeps the setup's parameter lists between requests (a list of 14 for REST's).

@@ -202,6 +202,7 @@ func (s *Server) mount(ctx context.Context, keys *auth.KeySet, o options) error 
 		MaxSignedURLTTL: s.cfg.StorageMaxSignedURLTTL, SignedUploadTTL: s.cfg.StorageSignedUploadTTL,
 		SignedTokenCacheSize: cmp.Or(s.cfg.StorageSignedTokenCacheSize, -1), // the setting's 0 is none, storage's the default
 		Shares:               rh.Shares(),
+		LookupLanes:          s.cfg.StorageLookupLanes,
 	}, s.log)
 	if err != nil {
 		return err

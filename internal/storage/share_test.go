@@ -99,7 +99,13 @@ func waitLocked(t *testing.T, own *pgx.Conn, n int) {
 func TestPoolShare(t *testing.T) {
 	t.Parallel()
 	const share, wait = 2, 200 * time.Millisecond
-	ev := newDiskEnv(t).withOptions(t, func(o *Options) { o.Shares = pg.NewShares(share, wait) })
+	ev := newDiskEnv(t).withOptions(t, func(o *Options) {
+		o.Shares = pg.NewShares(share, wait)
+		// A lane for each download that gets past its share, so each takes a connection of
+		// its own and can be seen waiting on the lock (lookups beyond the lanes would queue
+		// in pg.Lookups, where the lock cannot be seen; TestLookupsQueue covers that).
+		o.LookupLanes = share + 1
+	})
 	tok, err := ev.auth.PasswordGrant(context.Background(), "viewerA@example.test", password, auth.Client{IP: "127.0.0.1"})
 	if err != nil {
 		t.Fatal(err)
