@@ -24,7 +24,3 @@ func (l *Lookups) Queued() int {
 	defer l.mu.Unlock()
 	return len(l.queue)
 }
-
-// Batches is how many batches l has run, each in one round trip once its connection has
-// prepared the statements.
-func (l *Lookups) Batches() int64 { return l.batches.Load() }

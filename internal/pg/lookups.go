@@ -41,8 +41,12 @@ type Lookups struct {
 	queue   []*lookup
 	running int // round trips in flight, each with its leader
 
-	batches atomic.Int64 // batches run, for tests
+	reads, batches atomic.Int64 // see Stats
 }
+
+// Stats says how many reads l has run and in how many batches, each batch one round trip
+// once its connection has prepared the statements: reads over batches is how many share one.
+func (l *Lookups) Stats() (reads, batches int64) { return l.reads.Load(), l.batches.Load() }
 
 // MaxLookupBatch caps the reads of one round trip: enough to carry every request a busy
 // service has waiting, small enough that what is written never fills a socket buffer while
@@ -147,6 +151,7 @@ func (l *Lookups) lead(ctx context.Context, r *lookup) {
 // roundTrip runs batch on one connection of the pool and sets each read's outcome.
 func (l *Lookups) roundTrip(ctx context.Context, batch []*lookup) {
 	l.batches.Add(1)
+	l.reads.Add(int64(len(batch)))
 	conn, err := l.pool.Acquire(ctx)
 	if err != nil {
 		for _, r := range batch {

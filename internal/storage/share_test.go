@@ -245,3 +245,54 @@ func TestPoolShareOnlyWithConnection(t *testing.T) {
 		t.Fatalf("the slow upload: %v %d %s", up.err, up.status, up.body)
 	}
 }
+
+// TestDownloadsTogether: with one lane for the access checks, 24 clients downloading at once
+// share round trips (pg.Lookups), and every answer is still the caller's own: each member gets
+// their project's image and a 404 for the other's, the outsider 404s, and a token whose
+// session has ended 401s, whoever's check went to PostgreSQL beside theirs.
+func TestDownloadsTogether(t *testing.T) {
+	t.Parallel()
+	ev := newDiskEnv(t).withOptions(t, func(o *Options) { o.LookupLanes = 1 })
+	ctx := context.Background()
+	tok, err := ev.auth.PasswordGrant(ctx, "viewerA@example.test", password, auth.Client{IP: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.tokens["signed out"] = tok.AccessToken
+	if _, err := ev.db.Owner(t).Exec(ctx, `delete from auth.sessions where id = (select id from auth.sessions
+		where user_id = $1 order by created_at desc limit 1)`, ev.users["viewerA"]); err != nil {
+		t.Fatal(err)
+	}
+	const photo, secret = "/storage/v1/object/authenticated/media/proj-a/photo.png", "/storage/v1/object/authenticated/media/proj-b/secret.png"
+	cases := []struct {
+		user, path string
+		status     int
+	}{
+		{"editorA", photo, http.StatusOK}, {"editorB", secret, http.StatusOK}, {"viewerA", photo, http.StatusOK},
+		{"editorA", secret, http.StatusNotFound}, {"editorB", photo, http.StatusNotFound},
+		{"outsider", photo, http.StatusNotFound}, {"signed out", photo, http.StatusUnauthorized},
+	}
+	const clients, each = 24, 14
+	failures := make(chan string, clients*each)
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			for i := range each {
+				tc := cases[(c+i)%len(cases)]
+				r := ev.fetch(req{path: tc.path, user: tc.user})
+				if r.err != nil || r.status != tc.status || (tc.status == http.StatusOK && !bytes.Equal(r.body, ev.png)) {
+					failures <- fmt.Sprintf("%s %s: %v %d %.100s", tc.user, tc.path, r.err, r.status, r.body)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(failures)
+	for f := range failures {
+		t.Error(f)
+	}
+	reads, batches := ev.h.lookupsOn(ev.db.Pool).Stats()
+	if reads != clients*each || batches >= reads {
+		t.Errorf("%d downloads made %d checks in %d batches: want every check, some sharing a round trip", clients*each, reads, batches)
+	}
+}
