@@ -38,7 +38,7 @@ import (
 func BenchmarkFloorMCPRead(b *testing.B) {
 	ctx := context.Background()
 	f := newReadFixture(b)
-	env, api, sess, token, pub := f.env, f.api, f.sess, f.sess.AccessToken, f.pub
+	env, api, token, pub := f.env, f.api, f.sess.AccessToken, f.pub
 	mcpSess := (&stack{url: env.URL, api: api, env: env}).connectWith(b, token)
 
 	for _, tc := range []struct {
@@ -46,15 +46,7 @@ func BenchmarkFloorMCPRead(b *testing.B) {
 		args map[string]any
 		rest func() error
 	}{
-		{"list_projects", nil, func() error {
-			var out []client.Project
-			_, err := api.Get(ctx, token, client.From("projects").
-				Select("id,slug,name,timezone,default_channels,collections(id,slug,name,kind),project_members(user_id,role)").
-				Eq("project_members.user_id", sess.User.ID).
-				Param("collections.order", "name.asc").
-				Order("name.asc"), &out)
-			return err
-		}},
+		{"list_projects", nil, f.listProjectsREST},
 		{"search_publications", map[string]any{"project": "northwind", "status": []string{"draft", "reviewing"}}, func() error {
 			var out []client.Publication
 			_, err := api.Get(ctx, token, client.From("publications").
@@ -116,6 +108,17 @@ type readFixture struct {
 	sess    *client.Session
 	project client.Project
 	pub     string
+}
+
+// listProjectsREST makes the REST request behind list_projects, as the signed-in editor.
+func (f *readFixture) listProjectsREST() error {
+	var out []client.Project
+	_, err := f.api.Get(context.Background(), f.sess.AccessToken, client.From("projects").
+		Select("id,slug,name,timezone,default_channels,collections(id,slug,name,kind),project_members(user_id,role)").
+		Eq("project_members.user_id", f.sess.User.ID).
+		Param("collections.order", "name.asc").
+		Order("name.asc"), &out)
+	return err
 }
 
 func newReadFixture(b *testing.B) *readFixture {
