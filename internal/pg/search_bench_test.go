@@ -31,8 +31,9 @@ var searchPhrases = []string{"lighthouse", "regatta", "Bulk 4711", "Harbour Fest
 // publications in each of two projects, under row-level security: 20 people at once, each
 // pausing 0.5–1.5 s between searches, each search a page of 25 newest first with the total
 // (search_publications). The floor is the same query as the table owner (no RLS, the
-// project named directly), alternated with ours by every person; "old" is the search as it
-// was, an ilike filter under RLS, which no index serves. A fixed sample whatever b.N is.
+// project named directly); "old" is the search as it was, an ilike filter under RLS, which no
+// index serves. Ours, the floor and the old way take turns, each timed while 20 people run it
+// alone. A fixed sample whatever b.N is.
 // After the sample, ours_cpu-ms and floor_cpu-ms are the database's CPU time per search
 // (searched one at a time), which the machine's other load does not change.
 //
@@ -115,43 +116,52 @@ func BenchmarkFloorSearch(b *testing.B) {
 			b.Fatalf("%q: ours finds %d, the floor %d", p, a, c)
 		}
 	}
-	const people, perPerson = 20, 20
-	var mu sync.Mutex
+	// The sample: rounds of three phases, ours, the floor and the old way, each 20 people at
+	// once, each person arriving at a moment of their own and pausing 0.5-1.5 s between
+	// searches. A phase runs one of the three alone, so ours is timed under 20 people's
+	// searches, as the target says, and not behind the floor's and the old way's far heavier
+	// ones (the floor alone costs the database seven to ten times ours in CPU, the old way
+	// more: on a machine half as fast as the one this was first written on, running all three
+	// side by side kept both cores busy, and ours' p95 measured the queue behind the other
+	// two). The phases alternate, so load from other processes on the machine hits all three
+	// alike. The old way is slow: a quarter of the sample is enough.
+	const people, turns, perPhase = 20, 4, 5
 	var oursD, floorD, oldD []time.Duration
 	byPhrase := map[string][]time.Duration{}
-	b.ResetTimer()
-	var wg sync.WaitGroup
-	for u := range people {
-		wg.Go(func() {
-			time.Sleep(rand.N(time.Second)) // people arrive at their own moments
-			for i := range perPerson {
-				p := searchPhrases[(u+i)%len(searchPhrases)]
-				t0 := time.Now()
-				_, err1 := asCaller(users[u%len(users)], ours, p)
-				t1 := time.Now()
-				_, err2 := asOwner(p)
-				t2 := time.Now()
-				var err3 error
-				if i%4 == 0 { // the old way is slow: a quarter of the sample is enough
-					_, err3 = asCaller(users[u%len(users)], old, p)
+	phase := func(n int, search func(user, phrase string) error, took func(phrase string, d time.Duration)) {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for u := range people {
+			wg.Go(func() {
+				time.Sleep(rand.N(time.Second)) // think time, not synchronisation: arrivals spread
+				for i := range n {
+					p := searchPhrases[(u+i)%len(searchPhrases)]
+					t0 := time.Now()
+					if err := search(users[u%len(users)], p); err != nil {
+						b.Error(err)
+						return
+					}
+					d := time.Since(t0)
+					mu.Lock()
+					took(p, d)
+					mu.Unlock()
+					if i < n-1 {
+						time.Sleep(500*time.Millisecond + rand.N(time.Second)) // think time
+					}
 				}
-				t3 := time.Now()
-				if err := cmpErr(err1, err2, err3); err != nil {
-					b.Error(err)
-					return
-				}
-				mu.Lock()
-				oursD, floorD = append(oursD, t1.Sub(t0)), append(floorD, t2.Sub(t1))
-				byPhrase[p] = append(byPhrase[p], t1.Sub(t0))
-				if i%4 == 0 {
-					oldD = append(oldD, t3.Sub(t2))
-				}
-				mu.Unlock()
-				time.Sleep(500*time.Millisecond + rand.N(time.Second))
-			}
-		})
+			})
+		}
+		wg.Wait()
 	}
-	wg.Wait()
+	b.ResetTimer()
+	for range turns {
+		phase(perPhase, func(user, p string) error { _, err := asCaller(user, ours, p); return err },
+			func(p string, d time.Duration) { oursD = append(oursD, d); byPhrase[p] = append(byPhrase[p], d) })
+		phase(perPhase, func(_, p string) error { _, err := asOwner(p); return err },
+			func(_ string, d time.Duration) { floorD = append(floorD, d) })
+		phase(max(perPhase/4, 1), func(user, p string) error { _, err := asCaller(user, old, p); return err },
+			func(_ string, d time.Duration) { oldD = append(oldD, d) })
+	}
 	b.StopTimer()
 	o, fl := p95(oursD), p95(floorD)
 	b.ReportMetric(o, "ours_p95-ms")
@@ -212,15 +222,6 @@ func backendCPU(b *testing.B, pid uint32) time.Duration {
 		ticks += n
 	}
 	return time.Duration(ticks) * 10 * time.Millisecond
-}
-
-func cmpErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // p95 is the 95th percentile of ds in milliseconds.
