@@ -238,28 +238,6 @@ func (h *Handler) caller(c echo.Context) (identity, *apiError) {
 	return identity{}, errUnavailable
 }
 
-// acquire takes a slot of caller's share of the pool, then a connection of pool; release gives
-// both back. Over the share it waits at most the share's wait, then fails with
-// *pg.OverShareError (see internal).
-func (h *Handler) acquire(ctx context.Context, pool *pgxpool.Pool, caller identity) (*pgxpool.Conn, *pg.Share, error) {
-	sh, err := h.opts.Shares.Take(ctx, caller.share)
-	if err != nil {
-		return nil, nil, err
-	}
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		h.opts.Shares.Give(sh)
-		return nil, nil, err
-	}
-	return conn, sh, nil
-}
-
-// release gives back what acquire took.
-func (h *Handler) release(conn *pgxpool.Conn, sh *pg.Share) {
-	conn.Release()
-	h.opts.Shares.Give(sh)
-}
-
 // withCaller is pg.WithCaller holding a slot of caller's share of the pool while it runs: the
 // one way this surface runs a transaction.
 func (h *Handler) withCaller(ctx context.Context, pool *pgxpool.Pool, caller identity, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
