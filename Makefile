@@ -3,7 +3,10 @@
 
 GO        ?= go
 BIN       := bin/masthead
-GOTESTFLAGS ?= -race -count=1 -timeout 40m
+# -timeout bounds each package's test binary, a guard against a hang: handlers, the longest,
+# took 600 s under -race on the machine of earlier sessions and 1,599 s on one 2.65x slower
+# (2026-12-08), so 40 minutes left too thin a margin.
+GOTESTFLAGS ?= -race -count=1 -timeout 60m
 SUDO      := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_PKGS_PG := postgresql
 APT_PKGS_BROWSER := chromium chromium-driver fonts-dejavu-core
