@@ -121,10 +121,11 @@ func BenchmarkFloorSearch(b *testing.B) {
 	// searches. A phase runs one of the three alone, so ours is timed under 20 people's
 	// searches, as the target says, and not behind the floor's and the old way's far heavier
 	// ones (the floor alone costs the database seven to ten times ours in CPU, the old way
-	// more: on a machine half as fast as the one this was first written on, running all three
-	// side by side kept both cores busy, and ours' p95 measured the queue behind the other
-	// two). The phases alternate, so load from other processes on the machine hits all three
-	// alike. The old way is slow: a quarter of the sample is enough.
+	// more: on a machine 2.2-2.7x slower than the one this was first written on, running all
+	// three side by side kept both cores busy, and ours' p95 measured the queue behind the
+	// other two). The phases alternate, so load from other processes on the machine hits all
+	// three alike. The old way is slow: one search a person a turn, a fifth of ours' sample,
+	// is enough.
 	const people, turns, perPhase = 20, 4, 5
 	var oursD, floorD, oldD []time.Duration
 	byPhrase := map[string][]time.Duration{}
